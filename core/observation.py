@@ -1,0 +1,123 @@
+"""One agent's view of the world for one turn: a structured object, rendered as compact text or JSON.
+
+The world fills in what the agent can see (its own state, entities within the view radius, chat it
+received); the episode fills in the round and budget fields. An agent never sees another agent's
+inventory, prompts or reasoning: ``party`` (teammates' HP) is filled only under the party-status variant.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc", "station", "landmark"]
+
+
+class InvItem(BaseModel):
+    index: int  # slot index, as equip_item(index=...) takes it
+    key: str
+    name: str
+    count: int
+
+
+class Entity(BaseModel):
+    kind: EntityKind
+    id: str  # instance id for targetInstance, username for players, key for portals/landmarks
+    name: str
+    x: int
+    y: int
+    distance: int  # Manhattan tiles from the agent (a lower bound of the walking distance)
+    level: int | None = None
+    hp: int | None = None
+    max_hp: int | None = None
+    note: str = ""  # requirements, yield, state ("depleted, back in 3 rounds", "aggressive", "needs axe, lumberjacking 10")
+
+
+class ChatMessage(BaseModel):
+    round: int
+    sender: str  # username
+    text: str
+    scope: Literal["global", "local", "team"]
+
+
+class PartyMember(BaseModel):
+    username: str
+    hp: int
+    max_hp: int
+    alive: bool
+
+
+class Observation(BaseModel):
+    agent_id: str
+    username: str
+    round: int = 0
+    max_rounds: int = 0
+    actions_left: int | None = None
+    x: int
+    y: int
+    biome: str
+    place: str | None = None  # nearest landmark within its radius
+    hp: int
+    max_hp: int
+    alive: bool = True
+    combat_level: int = 1
+    skills: dict[str, int] = Field(default_factory=dict)  # levels; skills at 1 are omitted by the renderer
+    inventory: list[InvItem] = Field(default_factory=list)
+    inventory_slots: int = 28
+    equipment: dict[str, str] = Field(default_factory=dict)  # slot -> item name
+    nearby: list[Entity] = Field(default_factory=list)
+    last_result: str | None = None
+    chat: list[ChatMessage] = Field(default_factory=list)
+    party: list[PartyMember] | None = None
+    notes: list[str] = Field(default_factory=list)  # NPC lines, world messages (aggro hits at the tick...)
+
+    @property
+    def rounds_left(self) -> int:
+        return max(0, self.max_rounds - self.round + 1) if self.max_rounds else 0
+
+    def render(self, fmt: Literal["text", "json"] = "text") -> str:
+        return self.render_text() if fmt == "text" else self.model_dump_json(exclude_none=True)
+
+    def render_text(self) -> str:
+        """Compact, line-oriented text: a few hundred bytes to a few KB."""
+        out: list[str] = []
+        head = f"Round {self.round}/{self.max_rounds}" if self.max_rounds else f"Round {self.round}"
+        if self.actions_left is not None:
+            head += f" | actions left {self.actions_left}"
+        out.append(head)
+        where = f"({self.x},{self.y}) {self.biome}" + (f", {self.place}" if self.place else "")
+        out.append(f"You: {self.username} | HP {self.hp}/{self.max_hp} | combat lv {self.combat_level} | at {where}")
+        if not self.alive:
+            out.append("You are dead.")
+        lv = ", ".join(f"{k} {v}" for k, v in sorted(self.skills.items()) if v > 1)
+        out.append(f"Skills: {lv or 'all level 1'}")
+        if self.equipment:
+            out.append("Equipped: " + ", ".join(f"{slot}={name}" for slot, name in self.equipment.items()))
+        inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" for i in self.inventory)
+        out.append(f"Inventory ({len(self.inventory)}/{self.inventory_slots}): {inv or 'empty'}")
+        if self.party:
+            out.append("Party: " + ", ".join(
+                f"{p.username} {p.hp}/{p.max_hp}" + ("" if p.alive else " (dead)") for p in self.party))
+        if self.nearby:
+            out.append("Nearby (id | name | x,y | dist | info):")
+            for e in self.nearby:
+                info = []
+                if e.level is not None:
+                    info.append(f"lv {e.level}")
+                if e.hp is not None and e.max_hp is not None:
+                    info.append(f"hp {e.hp}/{e.max_hp}")
+                if e.note:
+                    info.append(e.note)
+                out.append(f"- {e.kind} {e.id} | {e.name} | {e.x},{e.y} | {e.distance} | {'; '.join(info)}".rstrip(" |"))
+        else:
+            out.append("Nearby: nothing within view")
+        for n in self.notes:
+            out.append(f"Note: {n}")
+        if self.last_result:
+            out.append(f"Last action: {self.last_result}")
+        if self.chat:
+            out.append("Chat since your last turn:")
+            for m in self.chat:
+                out.append(f"- [r{m.round} {m.scope}] {m.sender}: {m.text}")
+        return "\n".join(out)

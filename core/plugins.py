@@ -1,0 +1,154 @@
+"""The plugin host: one pluggy ``PluginManager("agentworld")`` and the registries it fills.
+
+Built-in plugins are registered by module path, third-party ones from the ``agentworld`` entry-point group.
+Registries are built lazily on first use and cached; ``reset()`` rebuilds them (tests use it after
+registering a plugin object by hand).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pluggy
+
+from . import hookspecs
+
+# Built-in plugins, by module path (relative to the installed package `agentworld`).
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "agentworld.core.world.plugin",
+    "agentworld.core.cli_world",
+    "agentworld.core.cli_tasks",
+    "agentworld.plugins.verifiers.checks",
+    "agentworld.plugins.agents.scripted",
+    "agentworld.plugins.agents.openai_agent",
+    "agentworld.plugins.agents.autogen_agent",
+    "agentworld.plugins.agents.camel_agent",
+    "agentworld.plugins.agents.langgraph_agent",
+    "agentworld.mcp_server.plugin",
+    "agentworld.plugins.judges.builtin",
+    "agentworld.core.cli_cce",
+    "agentworld.core.cli_runs",
+)
+
+
+@dataclass(frozen=True)
+class Registered:
+    kind: str  # "framework" | "judge" | "verifier" | "world"
+    name: str
+    obj: Any  # the factory or check
+    description: str
+    plugin: str  # name of the plugin that registered it
+    source: str  # "builtin" or "entrypoint:<dist>" or "manual"
+
+
+_pm: pluggy.PluginManager | None = None
+_registries: dict[str, dict[str, Registered]] | None = None
+_sources: dict[str, str] = {}
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    global _pm
+    if _pm is None:
+        pm = pluggy.PluginManager("agentworld")
+        pm.add_hookspecs(hookspecs)
+        for path in DEFAULT_PLUGINS:
+            pm.register(importlib.import_module(path), name=path)
+            _sources[path] = "builtin"
+        for plugin, dist in _load_entrypoints(pm):
+            _sources[pm.get_name(plugin) or repr(plugin)] = f"entrypoint:{dist}"
+        _pm = pm
+    return _pm
+
+
+def _load_entrypoints(pm: pluggy.PluginManager) -> list[tuple[Any, str]]:
+    pm.load_setuptools_entrypoints("agentworld")
+    return [(p, d.metadata["name"]) for p, d in pm.list_plugin_distinfo()]
+
+
+def register_plugin(obj: Any, name: str | None = None) -> None:
+    """Register a plugin object by hand (for tests and notebooks); registries are rebuilt."""
+    pm = get_plugin_manager()
+    pm.register(obj, name=name)
+    _sources[pm.get_name(obj) or repr(obj)] = "manual"
+    reset()
+
+
+def unregister_plugin(name: str) -> None:
+    get_plugin_manager().unregister(name=name)
+    reset()
+
+
+def reset() -> None:
+    global _registries
+    _registries = None
+
+
+def _collect() -> dict[str, dict[str, Registered]]:
+    global _registries
+    if _registries is not None:
+        return _registries
+    pm = get_plugin_manager()
+    regs: dict[str, dict[str, Registered]] = {"framework": {}, "judge": {}, "verifier": {}, "world": {}}
+    hooks = {"framework": "register_frameworks", "judge": "register_judges",
+             "verifier": "register_verifiers", "world": "register_worlds"}
+    for kind, hook_name in hooks.items():
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            plugin_name = impl.plugin_name
+
+            def register(name: str, obj: Any, description: str = "", _kind=kind, _plugin=plugin_name) -> None:
+                if name in regs[_kind]:
+                    prev = regs[_kind][name]
+                    raise ValueError(f"{_kind} {name!r} registered twice: by {prev.plugin} and by {_plugin}; rename one")
+                regs[_kind][name] = Registered(_kind, name, obj, description, _plugin, _sources.get(_plugin, "manual"))
+
+            impl.function(register=register)
+    _registries = regs
+    return regs
+
+
+def registry(kind: str) -> dict[str, Registered]:
+    return _collect()[kind]
+
+
+def get(kind: str, name: str) -> Any:
+    reg = registry(kind)
+    if name not in reg:
+        known = ", ".join(sorted(reg)) or "none"
+        raise KeyError(f"unknown {kind} {name!r}; known: {known}. Third-party {kind}s are installed as plugins "
+                       f"(entry-point group 'agentworld'); `agentworld plugins` lists what is loaded.")
+    return reg[name].obj
+
+
+def frameworks() -> dict[str, Registered]:
+    return registry("framework")
+
+
+def judges() -> dict[str, Registered]:
+    return registry("judge")
+
+
+def verifiers() -> dict[str, Registered]:
+    return registry("verifier")
+
+
+def worlds() -> dict[str, Registered]:
+    return registry("world")
+
+
+def plugin_table() -> list[dict[str, Any]]:
+    """One row per loaded plugin: name, source, and what it registered."""
+    pm = get_plugin_manager()
+    rows = []
+    regs = _collect()
+    for plugin in pm.get_plugins():
+        name = pm.get_name(plugin) or repr(plugin)
+        hooks = sorted(h.name for h in pm.get_hookcallers(plugin) or [])
+        provided = {k: sorted(r.name for r in reg.values() if r.plugin == name) for k, reg in regs.items()}
+        rows.append({"name": name, "source": _sources.get(name, "manual"), "hooks": hooks,
+                     **{k + "s": v for k, v in provided.items() if v}})
+    return sorted(rows, key=lambda r: (r["source"] != "builtin", r["name"]))
+
+
+Factory = Callable[..., Any]

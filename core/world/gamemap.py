@@ -1,0 +1,179 @@
+"""The tile map: biomes, walkability, connectivity and shortest paths.
+
+Tiles are addressed ``(x, y)`` with ``0 <= x < width`` and ``0 <= y < height``. Movement is 4-connected
+(one step changes x or y by one), so a path's length is its number of steps and Manhattan distance is a
+lower bound. Walkability is fixed once the map is built (resource nodes are baked in as blocked tiles);
+players and mobs never block. Connected components are labelled once so that an unreachable goal is
+refused in O(1) instead of flooding the map.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections import deque
+
+import numpy as np
+
+Point = tuple[int, int]
+
+
+class GameMap:
+    def __init__(self, biome: np.ndarray, biome_keys: list[str], walkable: np.ndarray, version: str,
+                 road: np.ndarray | None = None):
+        """``biome``: uint8 (height, width) indices into ``biome_keys``; ``walkable``: bool (height, width)."""
+        if biome.shape != walkable.shape:
+            raise ValueError(f"biome grid {biome.shape} and walkable grid {walkable.shape} differ in shape")
+        self.height, self.width = biome.shape
+        self.version = version
+        self.biome = biome.astype(np.uint8, copy=False)
+        self.biome_keys = list(biome_keys)
+        self.walkable_grid = walkable.astype(bool, copy=False)
+        self.road = road.astype(bool, copy=False) if road is not None else np.zeros_like(self.walkable_grid)
+        # flat bytes for the hot path: walk[y * width + x]
+        self._walk = bytes(self.walkable_grid.astype(np.uint8).ravel())
+        self._components: np.ndarray | None = None
+
+    # -- queries ----------------------------------------------------------------------------------
+    def in_bounds(self, x: int, y: int) -> bool:
+        return 0 <= x < self.width and 0 <= y < self.height
+
+    def walkable(self, x: int, y: int) -> bool:
+        return self.in_bounds(x, y) and self._walk[y * self.width + x] == 1
+
+    def biome_at(self, x: int, y: int) -> str:
+        return self.biome_keys[int(self.biome[y, x])]
+
+    def is_road(self, x: int, y: int) -> bool:
+        return bool(self.road[y, x])
+
+    def component(self, x: int, y: int) -> int:
+        """Connected-component label of a walkable tile (0 for blocked tiles)."""
+        if self._components is None:
+            self._components = self._label_components()
+        return int(self._components.ravel()[y * self.width + x])
+
+    def connected(self, a: Point, b: Point) -> bool:
+        return self.walkable(*a) and self.walkable(*b) and self.component(*a) == self.component(*b)
+
+    def nearest_walkable(self, x: int, y: int, max_radius: int = 12) -> Point | None:
+        """The closest walkable tile to (x, y) by Manhattan distance (ties: smaller y, then x)."""
+        if self.walkable(x, y):
+            return (x, y)
+        for r in range(1, max_radius + 1):
+            ring = []
+            for dx in range(-r, r + 1):
+                dy = r - abs(dx)
+                for yy in {y - dy, y + dy}:
+                    if self.walkable(x + dx, yy):
+                        ring.append((yy, x + dx))
+            if ring:
+                yy, xx = min(ring)
+                return (xx, yy)
+        return None
+
+    def adjacent_walkable(self, x: int, y: int) -> list[Point]:
+        """Walkable tiles next to (x, y), e.g. where to stand to harvest a node on (x, y)."""
+        return [(x + dx, y + dy) for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1)) if self.walkable(x + dx, y + dy)]
+
+    def find_path(self, start: Point, goal: Point, max_len: int | None = None) -> list[Point] | None:
+        """Shortest 4-connected path from ``start`` to ``goal``, excluding start, including goal.
+
+        Returns ``[]`` when start == goal and ``None`` when the goal is blocked, unreachable, or (with
+        ``max_len``) farther than ``max_len`` steps. Deterministic: ties are broken by a fixed order.
+        """
+        if start == goal:
+            return []
+        if not (self.walkable(*start) and self.walkable(*goal)):
+            return None
+        if self.component(*start) != self.component(*goal):
+            return None
+        w = self.width
+        walk = self._walk
+        sx, sy = start
+        gx, gy = goal
+        s = sy * w + sx
+        g = gy * w + gx
+        if max_len is not None and abs(sx - gx) + abs(sy - gy) > max_len:
+            return None
+        gscore = {s: 0}
+        came: dict[int, int] = {}
+        # (f, -g, counter, node): prefer deeper nodes on ties, which keeps open-terrain searches narrow
+        open_heap = [(abs(sx - gx) + abs(sy - gy), 0, 0, s)]
+        counter = 0
+        closed = set()
+        while open_heap:
+            _, neg_g, _, cur = heapq.heappop(open_heap)
+            if cur == g:
+                break
+            if cur in closed:
+                continue
+            closed.add(cur)
+            cg = -neg_g
+            cy, cx = divmod(cur, w)
+            ng = cg + 1
+            for nx, ny in ((cx, cy - 1), (cx - 1, cy), (cx + 1, cy), (cx, cy + 1)):
+                if nx < 0 or ny < 0 or nx >= w or ny >= self.height:
+                    continue
+                n = ny * w + nx
+                if not walk[n] or n in closed:
+                    continue
+                if ng < gscore.get(n, 1 << 30):
+                    h = abs(nx - gx) + abs(ny - gy)
+                    if max_len is not None and ng + h > max_len:
+                        continue
+                    gscore[n] = ng
+                    came[n] = cur
+                    counter += 1
+                    heapq.heappush(open_heap, (ng + h, -ng, counter, n))
+        if g not in came:
+            return None
+        path = []
+        cur = g
+        while cur != s:
+            cy, cx = divmod(cur, w)
+            path.append((cx, cy))
+            cur = came[cur]
+        path.reverse()
+        return path
+
+    # -- identity ---------------------------------------------------------------------------------
+    def tiles_sha256(self) -> str:
+        """Hash of the tile content (biomes, walkability, roads): pins a world version to exact tiles."""
+        h = hashlib.sha256()
+        h.update(f"{self.width}x{self.height}:{','.join(self.biome_keys)}".encode())
+        h.update(self.biome.tobytes())
+        h.update(self.walkable_grid.tobytes())
+        h.update(self.road.tobytes())
+        return h.hexdigest()
+
+    # -- internals --------------------------------------------------------------------------------
+    def _label_components(self) -> np.ndarray:
+        w, hgt = self.width, self.height
+        walk = self._walk
+        labels = np.zeros(w * hgt, dtype=np.int32)
+        lab = labels  # numpy item assignment in a BFS is slow; use a memoryview
+        mv = memoryview(lab)
+        current = 0
+        for start in range(w * hgt):
+            if not walk[start] or mv[start]:
+                continue
+            current += 1
+            mv[start] = current
+            q = deque([start])
+            while q:
+                cur = q.popleft()
+                cy, cx = divmod(cur, w)
+                if cx > 0 and walk[cur - 1] and not mv[cur - 1]:
+                    mv[cur - 1] = current
+                    q.append(cur - 1)
+                if cx < w - 1 and walk[cur + 1] and not mv[cur + 1]:
+                    mv[cur + 1] = current
+                    q.append(cur + 1)
+                if cy > 0 and walk[cur - w] and not mv[cur - w]:
+                    mv[cur - w] = current
+                    q.append(cur - w)
+                if cy < hgt - 1 and walk[cur + w] and not mv[cur + w]:
+                    mv[cur + w] = current
+                    q.append(cur + w)
+        return labels.reshape(hgt, w)
