@@ -19,6 +19,7 @@ from . import hookspecs
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.world.plugin",
     "agentworld.core.cli_world",
+    "agentworld.core.bench",
     "agentworld.core.cli_tasks",
     "agentworld.plugins.verifiers.checks",
     "agentworld.plugins.agents.scripted",

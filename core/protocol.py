@@ -70,6 +70,11 @@ class Team(ABC):
     async def act(self, turn: Turn) -> TurnOutcome:
         """Play one turn of ``turn.agent_id``: call ``turn.port.call(...)`` once, then return."""
 
+    async def start(self, episode: Any) -> None:  # noqa: B027 - optional hook
+        """Called once by the episode before the first turn (``episode`` has ``world``, ``gate``, ``task``).
+
+        Teams that reach the tools through the MCP server start or join it here."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients, sessions, servers."""
 
