@@ -27,6 +27,7 @@ class AgentStatus(BaseModel):
     level: int  # combat level
     alive: bool
     inventory: list[dict[str, Any]]  # [{"key", "name", "count"}]
+    xp: int = 0  # total XP over all skills (the paper's status line shows it); added by EPISODE
 
 
 class StartEvent(BaseModel):

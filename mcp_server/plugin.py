@@ -1,1 +1,154 @@
-"""(placeholder: being written)"""
+"""CLI commands of the MCP server: ``agentworld serve`` and ``agentworld mcp-stdio``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.hookspecs import hookimpl
+
+
+async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0, seats_path: str | None = None,
+                        seat_options: tuple[str, ...] = (), turn_timeout: float = 120.0, seed: int = 0,
+                        variant: str = "vanilla", out_dir: str | None = None, model: str = "",
+                        connect_timeout: float | None = None, announce: Any = None, world: Any = None,
+                        linger: float = 10.0) -> Any:
+    """Run one episode whose external seats are played over MCP; returns the EpisodeResult.
+
+    ``announce(server, seats_file_path)`` is called once the server listens and the seats file is written
+    (the CLI prints connection instructions there; tests read the seats). ``task_ref`` is a task id, a YAML
+    path or a loaded Task; ``world`` replaces the default world (tests use a small one). After the episode
+    the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
+    episode is over)."""
+    from ..core import plugins
+    from ..core.episode import Episode
+    from ..core.protocol import TeamSpec
+    from ..core.task import find_task
+    from .seats import SeatsFile, parse_seat_options, write_seats_file
+    from .server import EpisodeMcpServer
+    from .turns import ExternalSeatsTeam, MixedTeam
+
+    players = parse_seat_options(seat_options)
+    task = find_task(task_ref) if isinstance(task_ref, (str, Path)) else task_ref
+    unknown = sorted(set(players) - set(task.agent_ids))
+    if unknown:
+        raise ValueError(f"--seat names unknown agent(s) {', '.join(unknown)}; task {task.id} has agents: "
+                         f"{', '.join(task.agent_ids)}")
+    # one sub-team per in-process framework, playing the agents seated with it; the rest are external
+    by_framework: dict[str, list[str]] = {}
+    for agent_id in task.agent_ids:
+        player = players.setdefault(agent_id, "external")
+        if player != "external":
+            by_framework.setdefault(player, []).append(agent_id)
+    routes: dict[str, Any] = {}
+    external_ids = [a for a in task.agent_ids if players[a] == "external"]
+    external = ExternalSeatsTeam(turn_timeout=turn_timeout, agent_ids=external_ids)
+    for agent_id in external_ids:
+        routes[agent_id] = external
+    for framework, agent_ids in by_framework.items():
+        try:
+            factory = plugins.get("framework", framework)
+        except KeyError as exc:
+            raise click.BadParameter(str(exc.args[0]), param_hint="--seat") from None
+        # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
+        team = factory(TeamSpec(task=task, model=model or "scripted:oracle", seed=seed, agent_ids=agent_ids,
+                                options={"tools": "inproc"}))
+        for agent_id in agent_ids:
+            routes[agent_id] = team
+    team = MixedTeam(routes)
+    out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
+    episode = Episode(task, team, seed=seed, variant=variant, out_dir=out, framework="mcp",
+                      model=model or "external", turn_timeout=turn_timeout, world=world)
+    server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout).start()
+    team.bind(server.tracker)
+    try:
+        listed = [s if s.external else s.model_copy(update={"token": "", "url": ""}) for s in server.seats]
+        seats_file = SeatsFile(task_id=task.id, url=server.url, turn_timeout_s=turn_timeout, seats=listed)
+        path = write_seats_file(seats_path or out / "seats.json", seats_file)
+        if announce is not None:
+            announce(server, path)
+        if external_ids:
+            missing = await server.wait_connected(external_ids, connect_timeout)
+            if missing:
+                click.echo(f"starting without seat(s) {', '.join(sorted(missing))}: not connected within "
+                           f"{connect_timeout:g} s (their turns time out)", err=True)
+        result = await episode.run()
+        await server.wait_sessions_closed(linger)
+    finally:
+        await server.stop("the episode has ended")
+    return result
+
+
+def _announce(server: Any, path: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    table = Table("agent", "username", "role", "played by", title=f"AgentWorld MCP server: {server.url}")
+    table.add_column("token", overflow="fold")  # never truncated: it is copied from here
+    for s in server.seats:
+        table.add_row(s.agent_id, s.username, s.role, s.player, s.token if s.external else "-")
+    console.print(table)
+    console.print(f"Seats file (keep it private: it holds the tokens): [bold]{path}[/]")
+    console.print("Connect an MCP client to the URL with the header [bold]Authorization: Bearer <token>[/], or "
+                  "through stdio:\n  agentworld mcp-stdio --url " + server.url + " --token <token>")
+    console.print("The episode starts when every external seat has connected. See docs/mcp.md.")
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    @cli.command("serve")
+    @click.option("--task", "task_ref", required=True, help="Task id or path to a task YAML file.")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (loopback by default).")
+    @click.option("--port", default=0, type=int, help="TCP port (default: a free one).")
+    @click.option("--seats", "seats_path", default=None, help="Where to write the seats JSON (default: OUT/seats.json).")
+    @click.option("--seat", "seat_options", multiple=True, metavar="AGENT=PLAYER",
+                  help="Play an agent in process instead, e.g. --seat agent_2=oracle (repeatable).")
+    @click.option("--turn-timeout", default=120.0, type=float, show_default=True,
+                  help="Seconds an agent has to make its call once its turn opens; then the turn is lost.")
+    @click.option("--connect-timeout", default=None, type=float,
+                  help="Start the episode after this many seconds even if some seats have not connected.")
+    @click.option("--seed", default=0, type=int, show_default=True)
+    @click.option("--variant", default="vanilla", show_default=True, help="Protocol variant.")
+    @click.option("--model", default="", help="Model spec for in-process seats (default scripted:<framework>).")
+    @click.option("--out", "out_dir", default=None, help="Episode folder (default runs/serve/<task>-s<seed>).")
+    def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
+              turn_timeout: float, connect_timeout: float | None, seed: int, variant: str, model: str,
+              out_dir: str | None) -> None:
+        """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
+        from ..core.task import TaskError
+
+        if turn_timeout <= 0:
+            raise click.BadParameter("must be > 0 seconds", param_hint="--turn-timeout")
+        try:
+            result = asyncio.run(serve_episode(
+                task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
+                turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
+                connect_timeout=connect_timeout, announce=_announce))
+        except (TaskError, ValueError, KeyError) as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            raise click.ClickException("interrupted: the episode folder holds everything recorded so far") from None
+        click.echo(f"{result.task_id}: success={result.success} psr={result.psr:.2f} end={result.end_reason} "
+                   f"rounds={result.rounds} actions={result.actions} refused={result.refused_calls}")
+
+    @cli.command("mcp-stdio")
+    @click.option("--url", required=True, help="The seat's MCP URL (from the seats file).")
+    @click.option("--token", default=None, envvar="AGENTWORLD_TOKEN",
+                  help="The seat's bearer token (or env AGENTWORLD_TOKEN).")
+    def mcp_stdio(url: str, token: str | None) -> None:
+        """Relay a stdio MCP client (desktop assistant, coding agent) to a seat of `agentworld serve`."""
+        from .bridge import BridgeError, run_bridge
+
+        if not token:
+            raise click.UsageError("give the seat's token: --token TOKEN or env AGENTWORLD_TOKEN (see the seats file)")
+        try:
+            asyncio.run(run_bridge(url, token))
+        except BridgeError as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            sys.exit(130)

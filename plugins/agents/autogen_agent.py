@@ -1,1 +1,199 @@
-"""(placeholder: being written)"""
+"""``autogen``: one AutoGen AgentChat ``AssistantAgent`` per character, one ``on_messages`` per turn.
+
+``max_tool_iterations=1`` and ``reflect_on_tool_use=False`` make each ``on_messages`` one model call plus the
+tool call(s) it emitted; the tools are AutoGen ``BaseTool`` objects whose schemas come from ``core/tools.py``
+and whose execution goes through the turn gate. The agent keeps its history in a budgeted
+``ChatCompletionContext``; the model client is wrapped so that every request is timed, counted and retried.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.hookspecs import hookimpl
+from ...core.protocol import TeamSpec, Turn
+from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
+                     message_chars, tool_bindings, turn_messages)
+
+
+def _autogen_classes():
+    """Build the AutoGen subclasses on first use (keeps ``agentworld --help`` free of AutoGen imports)."""
+    global _CLASSES
+    if _CLASSES is not None:
+        return _CLASSES
+    from autogen_core.model_context import ChatCompletionContext
+    from autogen_core.models import ChatCompletionClient, CreateResult, UserMessage
+    from autogen_core.tools import BaseTool, ToolSchema
+    from pydantic import BaseModel, ConfigDict
+
+    class RawArgs(BaseModel):
+        """Accepts whatever the model sent: validation is the gate's job (its message reaches the model)."""
+
+        model_config = ConfigDict(extra="allow")
+
+    class GateTool(BaseTool[RawArgs, str]):
+        def __init__(self, binding: ToolBinding):
+            super().__init__(RawArgs, str, binding.name, binding.description)
+            self.binding = binding
+
+        @property
+        def schema(self) -> ToolSchema:
+            return ToolSchema(name=self.binding.name, description=self.binding.description,
+                              parameters=self.binding.schema(), strict=False)
+
+        async def run(self, args: RawArgs, cancellation_token: Any) -> str:
+            return await self.binding.run(args.model_dump())
+
+        async def run_json(self, args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
+            return await self.binding.run(dict(args))
+
+    class BudgetedContext(ChatCompletionContext):
+        """The agent's history; :meth:`fold` drops the oldest turns and keeps a summary message in front."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.summary: str | None = None
+
+        async def get_messages(self) -> list:
+            head = [UserMessage(content=self.summary, source="history")] if self.summary else []
+            return head + list(self._messages)
+
+        def fold(self, budget: HistoryBudget, incoming_chars: int) -> int:
+            groups: list[list[Any]] = []
+            for m in self._messages:
+                if isinstance(m, UserMessage) or not groups:
+                    groups.append([m])
+                else:
+                    groups[-1].append(m)
+            k = budget.plan([sum(message_chars(m) for m in g) for g in groups] + [incoming_chars])
+            folded = 0
+            for g in groups[:k]:
+                names = [c.name for m in g if isinstance(getattr(m, "content", None), list)
+                         for c in m.content if hasattr(c, "name") and hasattr(c, "arguments")]
+                budget.fold(len(g), names)
+                folded += len(g)
+            del self._messages[:folded]
+            self.summary = budget.summary()
+            return folded
+
+    class MeteredClient(ChatCompletionClient):
+        """Delegates to the real (or scripted) client; adds timeout, retries, token and latency accounting."""
+
+        def __init__(self, inner: ChatCompletionClient, team: "AutoGenTeam", agent_id: str):
+            self.inner, self.team, self.agent_id = inner, team, agent_id
+
+        async def create(self, messages, **kwargs) -> CreateResult:
+            meter = self.team.routers[self.agent_id].meter
+            if kwargs.get("tools") and kwargs.get("tool_choice", "auto") == "auto":
+                kwargs["tool_choice"] = "required"  # AssistantAgent has no tool_choice option; the paper forces one
+            result = await call_model(lambda: self.inner.create(messages, **kwargs), self.team.model, meter, _validate)
+            meter.usage(result.usage.prompt_tokens, result.usage.completion_tokens)
+            if isinstance(result.content, list):
+                for call in result.content:
+                    meter.emitted(call.name, call.arguments)
+            return result
+
+        def create_stream(self, messages, **kwargs):
+            return self.inner.create_stream(messages, **kwargs)
+
+        async def close(self) -> None:
+            await self.inner.close()
+
+        def actual_usage(self):
+            return self.inner.actual_usage()
+
+        def total_usage(self):
+            return self.inner.total_usage()
+
+        def count_tokens(self, messages, **kwargs) -> int:
+            return self.inner.count_tokens(messages, **kwargs)
+
+        def remaining_tokens(self, messages, **kwargs) -> int:
+            return self.inner.remaining_tokens(messages, **kwargs)
+
+        @property
+        def capabilities(self):
+            return self.inner.model_info
+
+        @property
+        def model_info(self):
+            return self.inner.model_info
+
+    def _validate(result: Any) -> None:
+        content = getattr(result, "content", None)
+        if isinstance(content, list):
+            for call in content:
+                if not getattr(call, "name", None):
+                    raise MalformedResponse("function call without a name")
+        elif not isinstance(content, str):
+            raise MalformedResponse(f"unexpected completion content {type(content).__name__}")
+
+    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient}
+    return _CLASSES
+
+
+_CLASSES: dict[str, Any] | None = None
+
+
+class AutoGenTeam(FrameworkTeam):
+    framework = "autogen"
+
+    def model_client(self) -> Any:
+        if self.model.is_scripted:
+            from .fakes import scripted_autogen_client
+
+            return scripted_autogen_client(lambda: self.scripted_policy().decide(self.current_turn()))
+        from autogen_core.models import ModelFamily, ModelInfo
+        from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+        kwargs: dict[str, Any] = {"model": self.model.model, "api_key": self.model.api_key(),
+                                  "timeout": self.model.timeout, "max_retries": 0, "parallel_tool_calls": False}
+        if self.model.base_url:
+            kwargs["base_url"] = self.model.base_url
+        if self.model.temperature is not None:
+            kwargs["temperature"] = self.model.temperature
+        if self.model.max_tokens is not None:
+            kwargs["max_tokens"] = self.model.max_tokens
+        if self.model.seed is not None:
+            kwargs["seed"] = self.model.seed
+        if self.model.provider != "openai" or self.model.base_url:
+            # Unknown model names need their capabilities spelled out, else AssistantAgent refuses tools.
+            kwargs["model_info"] = ModelInfo(vision=False, function_calling=True, json_output=False,
+                                             family=ModelFamily.UNKNOWN, structured_output=False)
+        return OpenAIChatCompletionClient(**kwargs)
+
+    async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
+        from autogen_agentchat.agents import AssistantAgent
+
+        cls = _autogen_classes()
+        system, _ = turn_messages(turn)
+        return AssistantAgent(
+            name=turn.agent_id, model_client=cls["MeteredClient"](self.model_client(), self, turn.agent_id),
+            tools=[cls["GateTool"](b) for b in tool_bindings(turn.tools, router)],
+            model_context=cls["BudgetedContext"](), system_message=system,
+            max_tool_iterations=1, reflect_on_tool_use=False)
+
+    async def trim(self, agent: Any, turn: Turn, budget: HistoryBudget) -> int:
+        return agent.model_context.fold(budget, len(turn_messages(turn)[1]))
+
+    async def step(self, agent: Any, turn: Turn, router: ToolRouter) -> str:
+        from autogen_agentchat.messages import TextMessage
+        from autogen_core import CancellationToken
+
+        response = await agent.on_messages([TextMessage(content=turn_messages(turn)[1], source="game")],
+                                           CancellationToken())
+        message = response.chat_message
+        # With a tool call the final message is the tool summary; only a text answer is the model's own words.
+        return message.content if isinstance(message, TextMessage) else ""
+
+    async def close_agent(self, agent: Any) -> None:
+        await agent._model_client.close()
+
+
+def make_team(spec: TeamSpec) -> AutoGenTeam:
+    return AutoGenTeam(spec)
+
+
+@hookimpl
+def register_frameworks(register):
+    register("autogen", make_team, description="AutoGen AgentChat: one AssistantAgent per character")

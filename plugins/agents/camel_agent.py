@@ -1,1 +1,189 @@
-"""(placeholder: being written)"""
+"""``camel``: one CAMEL ``ChatAgent`` per character, one ``astep`` per turn.
+
+``max_iteration=1`` gives one model call per ``astep``; the tool calls in that answer run (through the turn
+gate) and control returns. The model backend is wrapped in a metering backend that times, counts and
+retries each request and puts the history summary in front; a character-based token counter is passed
+everywhere because CAMEL's default counter downloads tiktoken files at step time (fatal offline). CAMEL's
+own summarisation is off: the history budget folds old turns out of the agent's memory instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...core.hookspecs import hookimpl
+from ...core.protocol import TeamSpec, Turn
+from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
+                     close_openai_client, tool_bindings, turn_messages)
+
+# Effectively unbounded for CAMEL's own context creator: our budget is the one that trims.
+CAMEL_TOKEN_LIMIT = 10_000_000
+
+
+def camel_tool(binding: ToolBinding) -> Any:
+    from camel.toolkits import FunctionTool
+
+    class GateFunctionTool(FunctionTool):
+        """CAMEL re-validates every tool schema against the JSON-schema meta-schema on every step (about 5 ms
+        per tool, 13 tools per turn); ours are fixed, so they are validated once, here."""
+
+        def __init__(self, func: Any, schema: dict[str, Any]):
+            super().__init__(func, openai_tool_schema=schema)
+            self.validate_openai_tool_schema(schema)
+            self._validated_schema = schema
+
+        def get_openai_tool_schema(self) -> dict[str, Any]:
+            return self._validated_schema
+
+    async def run(**kwargs: Any) -> str:
+        return await binding.run(kwargs)
+
+    run.__name__ = binding.name
+    run.__doc__ = binding.description
+    return GateFunctionTool(run, binding.openai_schema())
+
+
+def _validate(resp: Any) -> None:
+    choices = getattr(resp, "choices", None)
+    if not choices or getattr(choices[0], "message", None) is None:
+        raise MalformedResponse("completion has no message")
+
+
+def metered_backend(inner: Any, team: "CamelTeam", agent_id: str) -> Any:
+    """A CAMEL ``BaseModelBackend`` that delegates to ``inner`` with metering, retries and the history summary."""
+    from camel.models import BaseModelBackend
+
+    from .fakes import char_token_counter
+
+    counter = char_token_counter()
+
+    class MeteredBackend(BaseModelBackend):
+        inner = None  # the wrapped backend (set below), for closing its client
+
+        def __init__(self) -> None:
+            super().__init__(inner.model_type, model_config_dict=dict(inner.model_config_dict),
+                             token_counter=counter)
+
+        @property
+        def token_counter(self):
+            return counter
+
+        @property
+        def token_limit(self) -> int:
+            return CAMEL_TOKEN_LIMIT
+
+        def _with_summary(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            summary = team.budgets[agent_id].summary()
+            if not summary:
+                return messages
+            n_head = next((i for i, m in enumerate(messages) if m.get("role") not in ("system", "developer")), len(messages))
+            return [*messages[:n_head], {"role": "user", "content": summary}, *messages[n_head:]]
+
+        async def _arun(self, messages, response_format=None, tools=None):
+            meter = team.routers[agent_id].meter
+            msgs = self._with_summary(list(messages))
+            resp = await call_model(lambda: inner.arun(msgs, response_format, tools), team.model, meter, _validate)
+            if getattr(resp, "usage", None) is not None:
+                meter.usage(resp.usage.prompt_tokens, resp.usage.completion_tokens)
+            for c in resp.choices[0].message.tool_calls or []:
+                meter.emitted(c.function.name, c.function.arguments)
+            return resp
+
+        def _run(self, messages, response_format=None, tools=None):
+            raise RuntimeError("agentworld drives CAMEL agents with astep (async) only")
+
+        def check_model_config(self) -> None:
+            return None
+
+    backend = MeteredBackend()
+    backend.inner = inner
+    return backend
+
+
+class CamelTeam(FrameworkTeam):
+    framework = "camel"
+
+    def backend(self) -> Any:
+        if self.model.is_scripted:
+            from .fakes import scripted_camel_backend
+
+            return scripted_camel_backend(lambda: self.scripted_policy().decide(self.current_turn()))
+        from camel.models import ModelFactory
+        from camel.types import ModelPlatformType
+
+        from .fakes import char_token_counter
+
+        config: dict[str, Any] = {"tool_choice": "required", "parallel_tool_calls": False}
+        if self.model.temperature is not None:
+            config["temperature"] = self.model.temperature
+        if self.model.max_tokens is not None:
+            config["max_tokens"] = self.model.max_tokens
+        if self.model.seed is not None:
+            config["seed"] = self.model.seed
+        platform = ModelPlatformType.OPENAI if self.model.provider == "openai" else ModelPlatformType.OPENAI_COMPATIBLE_MODEL
+        return ModelFactory.create(model_platform=platform, model_type=self.model.model, model_config_dict=config,
+                                   api_key=self.model.api_key(), url=self.model.base_url,
+                                   token_counter=char_token_counter(), timeout=self.model.timeout, max_retries=0)
+
+    async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
+        from camel.agents import ChatAgent
+
+        system, _ = turn_messages(turn)
+        return ChatAgent(system_message=system, model=metered_backend(self.backend(), self, turn.agent_id),
+                         tools=[camel_tool(b) for b in tool_bindings(turn.tools, router)],
+                         max_iteration=1, token_limit=CAMEL_TOKEN_LIMIT, summarize_threshold=None,
+                         retry_attempts=1, agent_id=turn.agent_id)
+
+    async def trim(self, agent: Any, turn: Turn, budget: HistoryBudget) -> int:
+        """Fold whole old turns out of the agent's memory (a turn starts at a user message)."""
+        from camel.types import OpenAIBackendRole
+
+        records = agent.memory.retrieve()
+        groups: list[list[int]] = []
+        sizes: list[int] = []
+        names: list[list[str]] = []
+        for i, rec in enumerate(records):
+            mem = rec.memory_record
+            role = mem.role_at_backend
+            if role in (OpenAIBackendRole.SYSTEM, OpenAIBackendRole.DEVELOPER) and not groups:
+                continue
+            if role == OpenAIBackendRole.USER or not groups:
+                groups.append([])
+                sizes.append(0)
+                names.append([])
+            groups[-1].append(i)
+            msg = mem.message
+            # assistant tool calls live in meta_dict["tool_calls"]; results in FunctionCallingMessage.result
+            calls = (getattr(msg, "meta_dict", None) or {}).get("tool_calls") or []
+            sizes[-1] += (len(str(getattr(msg, "content", "") or "")) + len(str(getattr(msg, "result", "") or ""))
+                          + sum(len(json.dumps(c, default=str)) for c in calls))
+            if role in (OpenAIBackendRole.FUNCTION, OpenAIBackendRole.TOOL) and getattr(msg, "func_name", None):
+                names[-1].append(msg.func_name)
+        k = budget.plan(sizes + [len(turn_messages(turn)[1])])
+        if not k:
+            return 0
+        drop = [i for g in groups[:k] for i in g]
+        for g, n in zip(groups[:k], names[:k]):
+            budget.fold(len(g), n)
+        agent.memory.remove_records_by_indices(drop)
+        return len(drop)
+
+    async def close_agent(self, agent: Any) -> None:
+        for backend in agent.model_backend.models:
+            inner = getattr(backend, "inner", None)
+            await close_openai_client(getattr(inner, "_async_client", None))
+
+    async def step(self, agent: Any, turn: Turn, router: ToolRouter) -> str:
+        response = await agent.astep(turn_messages(turn)[1])
+        texts = [m.content for m in response.msgs if isinstance(getattr(m, "content", None), str)]
+        return "\n".join(t for t in texts if t)
+
+
+def make_team(spec: TeamSpec) -> CamelTeam:
+    return CamelTeam(spec)
+
+
+@hookimpl
+def register_frameworks(register):
+    register("camel", make_team, description="CAMEL-AI: one ChatAgent per character (astep, max_iteration=1)")

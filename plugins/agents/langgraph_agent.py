@@ -1,1 +1,159 @@
-"""(placeholder: being written)"""
+"""``langgraph``: one compiled LangGraph graph per character, one ``ainvoke`` per turn.
+
+The graph is ``agent → tools → END`` with an ``InMemorySaver`` checkpointer and ``thread_id`` = agent id,
+so each character keeps its own message history across turns. The agent node calls the chat model (with
+the 13 tools bound, ``tool_choice`` forced, no parallel calls), folds old turns when the history exceeds
+the budget (``RemoveMessage`` on the checkpointed state), and times, counts and retries every request.
+Tools are LangChain ``StructuredTool`` objects whose execution goes through the turn gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.hookspecs import hookimpl
+from ...core.protocol import TeamSpec, Turn
+from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
+                     close_openai_client, message_chars, tool_bindings, turn_messages)
+
+
+def langchain_tool(binding: ToolBinding) -> Any:
+    """A LangChain tool with our JSON schema; arguments go to the gate unvalidated (the gate explains errors)."""
+    from langchain_core.tools import StructuredTool
+
+    async def run(**kwargs: Any) -> str:
+        return await binding.run(kwargs)
+
+    return StructuredTool.from_function(coroutine=run, name=binding.name, description=binding.description,
+                                        args_schema=binding.schema(), infer_schema=False)
+
+
+def _validate(msg: Any) -> None:
+    from langchain_core.messages import AIMessage
+
+    if not isinstance(msg, AIMessage):
+        raise MalformedResponse(f"model returned {type(msg).__name__}, not an AIMessage")
+    if getattr(msg, "invalid_tool_calls", None) and not msg.tool_calls:
+        bad = msg.invalid_tool_calls[0]
+        raise MalformedResponse(f"unparseable tool call {bad.get('name')!r}: {bad.get('error')}")
+
+
+def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBudget, team: "LangGraphTeam",
+                agent_id: str, bind_kwargs: dict[str, Any]) -> Any:
+    """``agent → tools → END``: one model call and at most one tool node run per ``ainvoke``."""
+    from typing import Annotated, TypedDict
+
+    from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.prebuilt import ToolNode
+
+    bound = model.bind_tools(tools, **bind_kwargs)
+
+    # Functional TypedDict: class syntax would leave string annotations (this module uses postponed ones).
+    State = TypedDict("State", {"messages": Annotated[list[AnyMessage], add_messages]})
+
+    async def agent(state: dict[str, Any]) -> dict[str, Any]:
+        meter = team.routers[agent_id].meter
+        history = list(state["messages"])
+        # Fold the oldest turns (a turn starts at a HumanMessage) until the history fits the budget.
+        groups: list[list[Any]] = []
+        for m in history:
+            if isinstance(m, HumanMessage) or not groups:
+                groups.append([m])
+            else:
+                groups[-1].append(m)
+        k = budget.plan([sum(message_chars(m) for m in g) for g in groups])
+        removed: list[Any] = []
+        for g in groups[:k]:
+            budget.fold(len(g), [c["name"] for m in g for c in (getattr(m, "tool_calls", None) or [])])
+            removed.extend(RemoveMessage(id=m.id) for m in g)
+        meter.trimmed += len(removed)
+        kept = [m for g in groups[k:] for m in g]
+        summary = budget.summary()
+        prompt = [SystemMessage(system)] + ([HumanMessage(summary)] if summary else []) + kept
+        msg = await call_model(lambda: bound.ainvoke(prompt), team.model, meter, _validate)
+        usage = getattr(msg, "usage_metadata", None) or {}
+        meter.usage(usage.get("input_tokens"), usage.get("output_tokens"))
+        for c in msg.tool_calls:
+            meter.emitted(c["name"], c["args"])
+        for bad in getattr(msg, "invalid_tool_calls", None) or []:
+            meter.emitted(bad.get("name") or "?", bad.get("args"))
+        return {"messages": removed + [msg]}
+
+    def route(state: dict[str, Any]) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END
+
+    graph = StateGraph(State)
+    graph.add_node("agent", agent)
+    # Every emitted call reaches the gate (a second one is refused there and the model reads the refusal).
+    graph.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", route, {"tools": "tools", END: END})
+    graph.add_edge("tools", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+class LangGraphTeam(FrameworkTeam):
+    framework = "langgraph"
+
+    def __init__(self, spec: TeamSpec):
+        super().__init__(spec)
+        self._http_clients: list[Any] = []  # one per ChatOpenAI, closed in aclose
+
+    def chat_model(self) -> tuple[Any, dict[str, Any]]:
+        if self.model.is_scripted:
+            from .fakes import scripted_langchain_model
+
+            return scripted_langchain_model(lambda: self.scripted_policy().decide(self.current_turn())), {}
+        import httpx
+        from langchain_openai import ChatOpenAI
+
+        # Our own HTTP client (closed in aclose): langchain-openai otherwise shares one cached client
+        # between all ChatOpenAI instances, which no team may close.
+        http = httpx.AsyncClient(timeout=self.model.timeout)
+        self._http_clients.append(http)
+        kwargs: dict[str, Any] = {"model": self.model.model, "api_key": self.model.api_key(),
+                                  "timeout": self.model.timeout, "max_retries": 0, "http_async_client": http}
+        if self.model.base_url:
+            kwargs["base_url"] = self.model.base_url
+        if self.model.temperature is not None:
+            kwargs["temperature"] = self.model.temperature
+        if self.model.max_tokens is not None:
+            kwargs["max_tokens"] = self.model.max_tokens
+        if self.model.seed is not None:
+            kwargs["seed"] = self.model.seed
+        return ChatOpenAI(**kwargs), {"tool_choice": "required", "parallel_tool_calls": False}
+
+    async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
+        model, bind_kwargs = self.chat_model()
+        system, _ = turn_messages(turn)
+        tools = [langchain_tool(b) for b in tool_bindings(turn.tools, router)]
+        return build_graph(model, tools, system=system, budget=self.budgets[turn.agent_id], team=self,
+                           agent_id=turn.agent_id, bind_kwargs=bind_kwargs)
+
+    async def step(self, graph: Any, turn: Turn, router: ToolRouter) -> str:
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        out = await graph.ainvoke({"messages": [HumanMessage(turn_messages(turn)[1])]},
+                                  {"configurable": {"thread_id": turn.agent_id}})
+        answer = next((m for m in reversed(out["messages"]) if isinstance(m, AIMessage)), None)
+        content = answer.content if answer is not None else ""
+        return content if isinstance(content, str) else ""
+
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        for http in self._http_clients:
+            await close_openai_client(http)
+        self._http_clients.clear()
+
+
+def make_team(spec: TeamSpec) -> LangGraphTeam:
+    return LangGraphTeam(spec)
+
+
+@hookimpl
+def register_frameworks(register):
+    register("langgraph", make_team, description="LangGraph: one agent→tools graph per character, checkpointed")

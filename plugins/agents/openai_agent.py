@@ -1,1 +1,152 @@
-"""(placeholder: being written)"""
+"""``openai``: the paper's own agent. One Chat Completions request per turn with the 13 function tools,
+``tool_choice="required"`` and no parallel calls; the system prompt carries the role and rules, the user
+prompt the observation and chat. Works with the OpenAI API and any OpenAI-compatible server (vLLM, Ollama,
+llama.cpp) via ``--model openai-compatible:NAME --base-url URL``; ``--model scripted:oracle`` runs the same
+code (the real ``openai`` SDK) against an in-process transport.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...core.hookspecs import hookimpl
+from ...core.protocol import TeamSpec, Turn
+from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
+                     result_text, tool_bindings, trim_openai_history, turn_messages)
+
+
+@dataclass
+class OpenAIAgent:
+    system: str
+    tools: list[ToolBinding]
+    history: list[dict[str, Any]] = field(default_factory=list)  # user/assistant/tool messages, no system
+
+
+def validate_completion(resp: Any) -> None:
+    """Reject answers the SDK parsed leniently but that carry no usable message."""
+    choices = getattr(resp, "choices", None)
+    if not choices:
+        raise MalformedResponse("completion has no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedResponse("completion choice has no message")
+    for call in getattr(message, "tool_calls", None) or []:
+        fn = getattr(call, "function", None)
+        if fn is None or not getattr(fn, "name", None):
+            raise MalformedResponse("tool call without a function name")
+
+
+def parse_arguments(raw: str | None) -> Any:
+    """Tool-call arguments as the model wrote them: a dict when it is JSON, else the raw text (the gate
+    then answers with a bad-arguments message the model can act on)."""
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+class OpenAITeam(FrameworkTeam):
+    framework = "openai"
+
+    def __init__(self, spec: TeamSpec):
+        super().__init__(spec)
+        self._client: Any = None
+        # "chat" (default, as the other frameworks): system = role and rules, one user message per turn
+        # with the observation. "paper": the paper's layout: the system message carries the *current*
+        # observation and chat (rebuilt every turn), a per-task user message states the objective, and
+        # each turn adds only a one-line user nudge, so old observations never pile up in the history.
+        self.layout = str(spec.options.get("prompt_layout", "chat"))
+        if self.layout not in ("chat", "paper"):
+            raise ValueError(f"openai: option prompt_layout={self.layout!r}; use 'chat' or 'paper'")
+
+    def client(self) -> Any:
+        if self._client is None:
+            if self.model.is_scripted:
+                from .fakes import scripted_openai_client
+
+                self._client = scripted_openai_client(lambda: self.scripted_policy().decide(self.current_turn()))
+            else:
+                from openai import AsyncOpenAI
+
+                # Retries and timeouts are ours (call_model), so the SDK's own are off.
+                self._client = AsyncOpenAI(api_key=self.model.api_key(), base_url=self.model.base_url,
+                                           timeout=self.model.timeout, max_retries=0)
+        return self._client
+
+    def turn_text(self, turn: Turn) -> str:
+        if self.layout == "paper":
+            return f"Round {turn.round}: it is your turn, {turn.username}. Make exactly one tool call."
+        return turn_messages(turn)[1]
+
+    async def build_agent(self, turn: Turn, router: ToolRouter) -> OpenAIAgent:
+        system, _ = turn_messages(turn)
+        return OpenAIAgent(system=system, tools=tool_bindings(turn.tools, router))
+
+    async def trim(self, agent: OpenAIAgent, turn: Turn, budget: HistoryBudget) -> int:
+        return trim_openai_history(agent.history, budget, incoming_chars=len(self.turn_text(turn)))
+
+    def request(self, agent: OpenAIAgent, budget: HistoryBudget, turn: Turn) -> dict[str, Any]:
+        if self.layout == "paper":
+            objective = getattr(getattr(self.spec.task, "objectives", None), "primary", "") or ""
+            messages = [{"role": "system", "content": f"{agent.system}\n\n# Your current state\n{turn.observation_text}"},
+                        {"role": "user", "content": f"Task: {objective}".strip()}]
+        else:
+            messages = [{"role": "system", "content": agent.system}]
+        summary = budget.summary()
+        if summary:
+            messages.append({"role": "user", "content": summary})
+        messages.extend(agent.history)
+        req: dict[str, Any] = {"model": self.model.model, "messages": messages,
+                               "tools": [t.openai_schema() for t in agent.tools],
+                               "tool_choice": "required", "parallel_tool_calls": False}
+        if self.model.temperature is not None:
+            req["temperature"] = self.model.temperature
+        if self.model.max_tokens is not None:
+            req["max_tokens"] = self.model.max_tokens
+        if self.model.seed is not None:
+            req["seed"] = self.model.seed
+        return req
+
+    async def step(self, agent: OpenAIAgent, turn: Turn, router: ToolRouter) -> str:
+        meter = router.meter
+        agent.history.append({"role": "user", "content": self.turn_text(turn)})
+        req = self.request(agent, self.budgets[turn.agent_id], turn)
+        client = self.client()
+        resp = await call_model(lambda: client.chat.completions.create(**req), self.model, meter, validate_completion)
+        if resp.usage is not None:
+            meter.usage(resp.usage.prompt_tokens, resp.usage.completion_tokens)
+        message = resp.choices[0].message
+        calls = list(message.tool_calls or [])
+        entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if calls:
+            entry["tool_calls"] = [{"id": c.id, "type": "function",
+                                    "function": {"name": c.function.name, "arguments": c.function.arguments or "{}"}}
+                                   for c in calls]
+        agent.history.append(entry)
+        # Every emitted call goes to the gate: the first runs, any further one is refused there, and the
+        # model reads each answer as that call's result (so the history stays a valid conversation).
+        for c in calls:
+            args = parse_arguments(c.function.arguments)
+            meter.emitted(c.function.name, args)
+            result = await router.call(c.function.name, args)
+            agent.history.append({"role": "tool", "tool_call_id": c.id, "content": result_text(result)})
+        return message.content or ""
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def make_team(spec: TeamSpec) -> OpenAITeam:
+    return OpenAITeam(spec)
+
+
+@hookimpl
+def register_frameworks(register):
+    register("openai", make_team, description="Plain OpenAI-compatible Chat Completions agent (the paper's agent)")

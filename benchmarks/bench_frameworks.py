@@ -1,0 +1,154 @@
+"""Framework overhead per agent-turn: the time each framework itself adds, with the scripted model.
+
+Plays starter tasks with ``--model scripted:oracle`` through ``openai``, ``autogen``, ``langgraph`` and
+``camel`` (and the ``oracle`` team with no framework, as the floor). For every turn the team records its
+``act`` time, the time inside the model call (the scripted policy, behind the framework's own model
+interface) and the time inside the tool call (gate + world + recording: the harness). Framework overhead
+= act − model − tool: message building, memory/checkpointing, tool dispatch, the framework's own
+machinery. The first turn of each agent includes building its agent objects; it is reported separately.
+
+Usage: ``python benchmarks/bench_frameworks.py [--tasks ID ...] [--repeat N] [--frameworks ...] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentworld.core.episode import Episode
+from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.task import Task, load_suite
+from agentworld.core.world.datapack import load_world
+
+FRAMEWORKS = ("oracle", "openai", "autogen", "langgraph", "camel")
+
+
+class Timed(Team):
+    """Times each ``act`` of the wrapped team (for the no-framework oracle floor)."""
+
+    def __init__(self, inner: Team):
+        self.inner = inner
+        self.act_s: list[float] = []
+
+    async def start(self, episode: Any) -> None:
+        await self.inner.start(episode)
+
+    async def act(self, turn: Turn) -> TurnOutcome:
+        t0 = time.perf_counter()
+        out = await self.inner.act(turn)
+        self.act_s.append(time.perf_counter() - t0)
+        return out
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def make_team(framework: str, task: Task, seed: int) -> Team:
+    from agentworld.core import plugins
+
+    model = "" if framework == "oracle" else "scripted:oracle"
+    return plugins.get("framework", framework)(TeamSpec(task=task, model=model, seed=seed,
+                                                        agent_ids=list(task.agent_ids)))
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
+
+
+async def measure(framework: str, task: Task, repeat: int) -> dict[str, Any]:
+    first, steady, act, model, tool = [], [], [], [], []
+    successes, wall = 0, 0.0
+    for seed in range(repeat):
+        team = Timed(make_team(framework, task, seed))
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            result = await Episode(task, team, seed=seed, out_dir=Path(tmp), framework=framework,
+                                   model="scripted:oracle").run()
+            wall += time.perf_counter() - t0
+        successes += int(result.success)
+        timings = getattr(team.inner, "timings", None)
+        if timings is None:  # no framework: the whole act is policy + tool
+            act.extend(team.act_s)
+            continue
+        seen: set[str] = set()
+        for t in timings:
+            (steady if t.agent_id in seen else first).append(t.framework_s)
+            seen.add(t.agent_id)
+            act.append(t.total_s)
+            model.append(t.model_s)
+            tool.append(t.tool_s)
+    ms = 1000.0
+    return {"framework": framework, "task": task.id, "agents": len(task.agents), "episodes": repeat,
+            "success": f"{successes}/{repeat}", "turns": len(act),
+            "act_ms_mean": statistics.fmean(act) * ms if act else 0.0,
+            "model_ms_mean": statistics.fmean(model) * ms if model else None,
+            "tool_ms_mean": statistics.fmean(tool) * ms if tool else None,
+            "overhead_ms_median": statistics.median(steady) * ms if steady else None,
+            "overhead_ms_mean": statistics.fmean(steady) * ms if steady else None,
+            "overhead_ms_p95": pct(steady, 0.95) * ms if steady else None,
+            "first_turn_ms_mean": statistics.fmean(first) * ms if first else None,
+            "episode_wall_s": wall / repeat}
+
+
+def pick_tasks(ids: list[str]) -> list[Task]:
+    tasks = load_suite("main")
+    if ids:
+        chosen = [t for t in tasks if t.id in ids]
+        missing = sorted(set(ids) - {t.id for t in chosen})
+        if missing:
+            raise SystemExit(f"unknown task id(s) {', '.join(missing)}; known: {', '.join(t.id for t in tasks)}")
+        return chosen
+    # default: the smallest team and the largest team of the starter suite
+    by_size = sorted(tasks, key=lambda t: (len(t.agents), t.id))
+    return [by_size[0], by_size[-1]] if len(by_size) > 1 else by_size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", nargs="*", default=[], help="task ids (default: smallest and largest starter task)")
+    ap.add_argument("--frameworks", nargs="*", default=list(FRAMEWORKS))
+    ap.add_argument("--repeat", type=int, default=2, help="episodes per framework and task (seeds 0..N-1)")
+    ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    load_world()
+    warm = time.perf_counter() - t0
+    rows = []
+    for task in pick_tasks(args.tasks):
+        for fw in args.frameworks:
+            rows.append(asyncio.run(measure(fw, task, args.repeat)))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    def f(v: float | None, digits: int = 2) -> str:
+        return "-" if v is None else f"{v:.{digits}f}"
+
+    table = Table(title="Framework overhead per agent-turn (scripted:oracle; times in ms)")
+    for col in ("task", "n", "framework", "solved", "turns", "act", "model", "tool",
+                "ovh med", "ovh mean", "ovh p95", "1st turn", "episode s"):
+        table.add_column(col, justify="right" if col not in ("task", "framework") else "left")
+    for r in rows:
+        table.add_row(r["task"], str(r["agents"]), r["framework"], r["success"], str(r["turns"]),
+                      f(r["act_ms_mean"]), f(r["model_ms_mean"]), f(r["tool_ms_mean"]),
+                      f(r["overhead_ms_median"]), f(r["overhead_ms_mean"]), f(r["overhead_ms_p95"]),
+                      f(r["first_turn_ms_mean"], 1), f(r["episode_wall_s"]))
+    console = Console(width=max(140, Console().width))
+    console.print(f"world load {warm:.2f} s (once per process)")
+    console.print(table)
+    console.print("overhead = act − model − tool, per turn after each agent's first; 'oracle' has no framework "
+                  "(its act is policy + tool).")
+
+
+if __name__ == "__main__":
+    main()

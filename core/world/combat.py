@@ -1,0 +1,209 @@
+"""Combat for the embedded engine: the fight loop, loot, death, and the aggro exchange at the tick.
+
+A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld` (it uses the engine's state and helpers).
+A fight resolves completely in one call: exchanges alternate (the agent acts first: eat when low on HP,
+otherwise attack; then the mob strikes) until one side dies or ``rules.max_fight_exchanges`` is reached.
+The mob keeps its wounds, so several agents can wear a boss down over several turns. Formulas: stats.py.
+"""
+
+from __future__ import annotations
+
+from ..effects import Effects, HpChange, ItemDelta, Kill, ToolResult
+from . import stats
+from .engine_state import CELL, MobState, Player
+from .engine_state import manhattan as _dist
+
+
+class CombatMixin:
+    def _fight(self, p: Player, mob: MobState, style: str, eff: Effects) -> ToolResult:
+        mt, r, rng = mob.type, self.rules, self.rng
+        style_skill = stats.STYLE_SKILL[style]
+        bonus = self._bonus(p)
+        p_hit = stats.hit_chance(p.levels["accuracy"] + bonus["accuracy"], mt.defense)
+        max_hit = stats.agent_max_hit(p.levels[style_skill], bonus[style_skill])
+        m_hit = stats.hit_chance(mt.accuracy, p.levels["defense"] + bonus["defense"])
+        mob_max = max(1, mt.attack)
+        hp_before = p.hp
+        dealt = taken = exchanges = 0
+        ammo_used: dict[str, int] = {}
+        ended = ""
+        while exchanges < r.max_fight_exchanges:
+            exchanges += 1
+            mhp = self._max_hp(p)
+            if p.hp < r.auto_eat_below * mhp and self._best_food(p) is not None:
+                slot_i = self._best_food(p)
+                res = self._eat(p, slot_i, self.items[p.inv.slots[slot_i][0]])
+                eff.lost.extend(res.effects.lost)
+                eff.hp.extend(res.effects.hp)
+            elif r.retreat_below > 0 and p.hp < r.retreat_below * mhp:
+                ended = "retreat"
+                break
+            else:
+                if style == "ranged":
+                    ammo_key = self._use_ammo(p)
+                    if ammo_key is None:
+                        ended = "ammo"
+                        break
+                    ammo_used[ammo_key] = ammo_used.get(ammo_key, 0) + 1
+                if rng.random() < p_hit:
+                    dmg = min(mob.hp, rng.randint(1, max_hit))
+                    mob.hp -= dmg
+                    dealt += dmg
+                    if mob.hp <= 0:
+                        ended = "kill"
+                        break
+            if rng.random() < m_hit:
+                dmg = min(p.hp, rng.randint(1, mob_max))
+                p.hp -= dmg
+                taken += dmg
+                if p.hp <= 0:
+                    ended = "died"
+                    break
+        for ammo_key, n in ammo_used.items():
+            eff.lost.append(ItemDelta(agent=p.agent_id, item=ammo_key, count=n, source=f"combat:{mob.id}"))
+        eff.hp.append(HpChange(agent=p.agent_id, before=hp_before, after=p.hp, cause=f"combat:{mob.id}"))
+        # XP: per point of damage dealt (style 4, accuracy 2, health 1), defense per point taken, kill bonus
+        if dealt:
+            self._gain_xp(p, style_skill, 4 * dealt, eff)
+            self._gain_xp(p, "accuracy", 2 * dealt, eff)
+            self._gain_xp(p, "health", dealt, eff)
+        if taken:
+            self._gain_xp(p, "defense", taken, eff)
+        lines = [f"Fought {mt.name} {mob.id} for {exchanges} exchange(s): you dealt {dealt}, took {taken}."]
+        if ended == "kill":
+            self._gain_xp(p, style_skill, mt.xp, eff)
+            mob.hp = 0
+            mob.respawn_at = self.round + self._respawn(mt.respawn_rounds)
+            self.dead_mobs[mob.id] = mob
+            self.wounded.pop(mob.id, None)
+            p.kills[mt.key] = p.kills.get(mt.key, 0) + 1
+            eff.kills.append(Kill(mob=mt.key, instance=mob.id, level=mt.level, by=p.agent_id))
+            loot = self._roll_loot(p, mob, eff)
+            lines.append(f"You killed it. Loot: {loot}.")
+        else:
+            if mob.hp < mt.hp:
+                self.wounded[mob.id] = mob
+            if ended == "died":
+                lines.append(f"{mt.name} survives with {mob.hp}/{mt.hp} HP.")
+            elif ended == "retreat":
+                lines.append(f"You retreated at HP {p.hp}; {mt.name} has {mob.hp}/{mt.hp} HP left.")
+            elif ended == "ammo":
+                lines.append(f"Out of ammunition; {mt.name} has {mob.hp}/{mt.hp} HP left.")
+            else:
+                lines.append(f"The fight broke off after {exchanges} exchanges; {mt.name} has {mob.hp}/{mt.hp} HP left "
+                             f"(it keeps its wounds: attack again or bring help).")
+        if ended == "died":
+            lines.append(self._agent_dies(p, f"combat:{mob.id}", eff))
+        else:
+            lines.append(f"Your HP: {p.hp}/{self._max_hp(p)}.")
+        lines.append(self._xp_text(eff))
+        return ToolResult(ok=True, text=" ".join(s for s in lines if s), effects=eff)
+
+    def _roll_loot(self, p: Player, mob: MobState, eff: Effects) -> str:
+        got: dict[str, int] = {}
+        dropped: dict[str, int] = {}
+        for d in mob.type.drops:
+            if d.chance < 1.0 and self.rng.random() >= d.chance:
+                continue
+            n = self.rng.randint(d.min, max(d.min, d.max))
+            added = p.inv.add(d.item, n)
+            if added:
+                got[d.item] = got.get(d.item, 0) + added
+            if added < n:
+                self._drop(d.item, n - added, mob.x, mob.y)
+                dropped[d.item] = dropped.get(d.item, 0) + n - added
+        for item, n in got.items():
+            eff.gained.append(ItemDelta(agent=p.agent_id, item=item, count=n, source=f"loot:{mob.id}"))
+        text = ", ".join(f"+{n} {i}" for i, n in got.items()) or "nothing"
+        if dropped:
+            text += "; inventory full, left on the ground: " + ", ".join(f"{n} {i}" for i, n in dropped.items())
+        return text
+
+    def _agent_dies(self, p: Player, cause: str, eff: Effects) -> str:
+        eff.deaths.append(p.agent_id)
+        if self.rules.death == "out":
+            p.alive = False
+            p.active = False
+            p.hp = 0
+            p.left_reason = "died"
+            return "You died and are out of the episode."
+        where = (p.x, p.y)
+        for item, n in p.inv.clear():
+            eff.lost.append(ItemDelta(agent=p.agent_id, item=item, count=n, source="death"))
+            self._drop(item, n, *where)
+        p.x, p.y = p.spawn
+        p.hp = self._max_hp(p)
+        eff.hp.append(HpChange(agent=p.agent_id, before=0, after=p.hp, cause="respawn"))
+        p.notes.append(f"You died ({cause}) in round {self.round}; your inventory lies on the ground at {where}.")
+        return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {where}."
+
+    def _aggressors(self, p: Player) -> list[MobState]:
+        ma = self.max_aggro
+        found = []
+        for cy in range((p.y - ma) // CELL, (p.y + ma) // CELL + 1):
+            for cx in range((p.x - ma) // CELL, (p.x + ma) // CELL + 1):
+                for ex, ey, kind, ref in self._cells.get((cx, cy), ()):
+                    if kind == "mob" and ref.respawn_at is None and 0 < ref.type.aggro_range >= _dist(ex, ey, p.x, p.y):
+                        found.append(ref)
+        found.sort(key=lambda m: m.id)
+        return found
+
+    def _aggro_exchange(self, p: Player, mob: MobState, eff: Effects, lines: list[str]) -> None:
+        mt = mob.type
+        bonus = self._bonus(p)
+        before = p.hp
+        if self.rng.random() < stats.hit_chance(mt.accuracy, p.levels["defense"] + bonus["defense"]):
+            dmg = min(p.hp, self.rng.randint(1, max(1, mt.attack)))
+            p.hp -= dmg
+            eff.hp.append(HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"aggro:{mob.id}"))
+            lines.append(f"{mob.id} hit {p.agent_id} for {dmg}")
+            p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you for {dmg} at the end of round "
+                           f"{self.round} (HP {p.hp}/{self._max_hp(p)}).")
+            if p.hp <= 0:
+                text = self._agent_dies(p, f"aggro:{mob.id}", eff)
+                lines.append(f"{p.agent_id} died: {text}")
+        else:
+            p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you and missed.")
+
+    def _bonus(self, p: Player) -> dict[str, int]:
+        b = {"accuracy": 0, "strength": 0, "defense": 0, "magic": 0, "archery": 0}
+        for slot, (key, _) in p.equipment.items():
+            st = self.items[key].stats
+            b["accuracy"] += st.accuracy
+            b["strength"] += st.strength
+            b["defense"] += st.defense
+            b["magic"] += st.magic
+            b["archery"] += st.archery
+        return b
+
+    def _ammo_source(self, p: Player) -> str | None:
+        """Where the next arrow comes from: "equipped", an inventory item key, or None."""
+        e = p.equipment.get("ammo")
+        if e and e[1] > 0:
+            return "equipped"
+        for _, key, _ in p.inv.filled():
+            if self.items[key].kind == "ammo":
+                return key
+        return None
+
+    def _use_ammo(self, p: Player) -> str | None:
+        src = self._ammo_source(p)
+        if src is None:
+            return None
+        if src == "equipped":
+            e = p.equipment["ammo"]
+            e[1] -= 1
+            key = e[0]
+            if e[1] <= 0:
+                del p.equipment["ammo"]
+            return key
+        p.inv.remove(src, 1)
+        return src
+
+    def _best_food(self, p: Player) -> int | None:
+        best, best_heal = None, 0
+        for i, key, _ in p.inv.filled():
+            heal = self.items[key].heal
+            if heal > best_heal:
+                best, best_heal = i, heal
+        return best

@@ -1,0 +1,884 @@
+"""The embedded world engine: the default :class:`~agentworld.core.world.api.World`, pure Python.
+
+One instance holds one episode's state. Every action resolves completely within the call (walking,
+the whole fight, the whole harvest) and never raises for bad input: it returns a ``ToolResult`` whose
+text says exactly what was wrong and how to fix it. All randomness comes from one ``random.Random(seed)``
+and every loop runs in a fixed order, so the same seed and the same action sequence give the same states
+and effects. Game numbers (hit chance, damage, HP, XP) are in ``stats.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..effects import (ChatDelivery, Crafted, Effects, Equip, Harvest, HpChange, ItemDelta, Move, ToolResult,
+                       Transfer)
+from ..observation import ChatMessage, InvItem
+from . import stats
+from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
+from .combat import CombatMixin
+from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, PortalEnd
+from .engine_state import manhattan as _dist
+from .inventory import Inventory
+from .observe import ObservationMixin
+from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules
+from .pathing import reachable, route
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .datapack import LoadedWorld
+
+REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
+
+
+class EmbeddedWorld(CombatMixin, ObservationMixin, World):
+    def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None):
+        if loaded is None:
+            from .datapack import load_world  # lazy: loading the real world takes a moment
+
+            loaded = load_world()
+        self.loaded = loaded
+        self.data = loaded.data
+        self.map = loaded.map
+        self.version = self.data.version
+        self.seed = seed
+        self.rules = make_rules(self.data.rules, rules)
+        self.rng = random.Random(seed)
+        self.round = 1
+        self.xp_table = stats.XpTable(self.data.xp_curve)
+
+        self.items: dict[str, ItemDef] = {i.key: i for i in self.data.items}
+        self.biome_names = {b.key: b.name for b in self.data.biomes}
+        self.recipes: dict[str, RecipeDef] = {r.key: r for r in self.data.recipes}
+        # (skill, output item) -> recipes making it: the recipe keyed by the item first, then file order
+        # (the same order as LoadedWorld.recipes_for); craft_item uses the first one the agent can make
+        self.recipes_by_output: dict[tuple[str, str], list[RecipeDef]] = {}
+        for r in self.data.recipes:
+            for out in r.outputs:
+                self.recipes_by_output.setdefault((r.skill, out), []).append(r)
+        for (skill, out), rs in self.recipes_by_output.items():
+            keyed = [r for r in rs if r.key == out]
+            rs[:] = keyed + [r for r in rs if r.key != out]
+        node_types = {n.key: n for n in self.data.node_types}
+        mob_types = {m.key: m for m in self.data.mob_types}
+
+        self.nodes: dict[str, NodeState] = {}
+        for n in loaded.nodes:
+            nt = node_types[n.type]
+            self.nodes[n.id] = NodeState(n.id, nt, n.x, n.y, left=nt.harvests)
+        self.mobs: dict[str, MobState] = {}
+        for m in loaded.mobs:
+            mt = mob_types[m.type]
+            self.mobs[m.id] = MobState(m.id, mt, m.x, m.y, hp=mt.hp)
+        self.stations = list(loaded.stations)
+        self.portal_ends: list[PortalEnd] = []
+        for p in self.data.portals:
+            self.portal_ends.append(PortalEnd(p.key, p, p.x, p.y, p.to_x, p.to_y))
+            if p.two_way:
+                self.portal_ends.append(PortalEnd(f"{p.key}:back", p, p.to_x, p.to_y, p.x, p.y))
+        self.max_aggro = max((m.type.aggro_range for m in self.mobs.values()), default=0)
+
+        # static spatial buckets: (cell x, cell y) -> [(x, y, kind, ref)] (nodes, mobs, portals, stations, npcs)
+        self._cells: dict[tuple[int, int], list[tuple[int, int, str, Any]]] = defaultdict(list)
+        for n in self.nodes.values():
+            self._cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n))
+        for m in self.mobs.values():
+            self._cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m))
+        for e in self.portal_ends:
+            self._cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e))
+        for s in self.stations:
+            self._cells[(s.x // CELL, s.y // CELL)].append((s.x, s.y, "station", s))
+        for npc in self.data.npcs:
+            self._cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc))
+
+        self.players: dict[str, Player] = {}
+        self.by_username: dict[str, str] = {}
+        self.ground: dict[str, GroundItem] = {}
+        self._ground_seq = 0
+        self.depleted: dict[str, NodeState] = {}
+        self.dead_mobs: dict[str, MobState] = {}
+        self.wounded: dict[str, MobState] = {}
+        self._inv_rows: dict[tuple[int, str, int], InvItem] = {}
+
+    # =============================================================================================
+    # setup
+    # =============================================================================================
+    def add_player(self, spec: PlayerSpec) -> None:
+        problems = []
+        if spec.agent_id in self.players:
+            problems.append(f"agent id {spec.agent_id!r} is already in the world")
+        if spec.username in self.by_username or spec.username in self.players:
+            problems.append(f"username {spec.username!r} is already taken")
+        bad_skills = sorted(s for s in spec.skills if s not in SKILLS)
+        if bad_skills:
+            problems.append(f"unknown skills {bad_skills} (known: {', '.join(SKILLS)})")
+        for s, lv in sorted(spec.skills.items()):
+            if s in SKILLS and not 1 <= lv <= self.xp_table.max_level:
+                problems.append(f"skill {s} level {lv} is outside 1..{self.xp_table.max_level}")
+        bad_items = sorted({st.item for st in [*spec.inventory, *spec.equipment] if st.item not in self.items})
+        if bad_items:
+            problems.append(f"unknown items {bad_items}" + _close_hint(bad_items[0], self.items))
+        for st in spec.equipment:
+            item = self.items.get(st.item)
+            if item is not None and item.slot is None:
+                problems.append(f"equipment item {st.item!r} cannot be equipped (it has no slot)")
+        if any(st.count < 1 for st in [*spec.inventory, *spec.equipment]):
+            problems.append("item counts must be at least 1")
+        if not self.map.walkable(spec.x, spec.y):
+            near = self.map.nearest_walkable(spec.x, spec.y) if self.map.in_bounds(spec.x, spec.y) else None
+            problems.append(f"spawn ({spec.x},{spec.y}) is not walkable" + (f"; nearest walkable tile is {near}" if near else ""))
+        if problems:
+            raise ValueError(f"player {spec.agent_id}: " + "; ".join(problems))
+
+        levels = {s: spec.skills.get(s, 1) for s in SKILLS}
+        xp = {s: self.xp_table.xp_for(lv) for s, lv in levels.items()}
+        inv = Inventory(self.rules.inventory_slots, self._stackable)
+        for st in spec.inventory:
+            if inv.add(st.item, st.count) < st.count:
+                raise ValueError(f"player {spec.agent_id}: the starting inventory does not fit in "
+                                 f"{self.rules.inventory_slots} slots")
+        equipment: dict[str, list] = {}
+        for st in spec.equipment:
+            slot = self.items[st.item].slot
+            if slot in equipment:
+                raise ValueError(f"player {spec.agent_id}: two equipment items for slot {slot!r}")
+            equipment[slot] = [st.item, st.count if self.items[st.item].stackable else 1]
+        p = Player(spec.agent_id, spec.username, len(self.players), spec.x, spec.y, (spec.x, spec.y),
+                   hp=stats.max_hp(levels["health"]), xp=xp, levels=levels, inv=inv, equipment=equipment)
+        self.players[p.agent_id] = p
+        self.by_username[p.username] = p.agent_id
+
+    def remove_player(self, agent_id: str, reason: str) -> None:
+        p = self.players.get(agent_id)
+        if p is None:
+            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        p.active = False
+        p.left_reason = reason
+
+    # =============================================================================================
+    # actions
+    # =============================================================================================
+    def move_character(self, agent_id: str, x: int, y: int) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        gm = self.map
+        if not gm.in_bounds(x, y):
+            cx, cy = min(max(x, 0), gm.width - 1), min(max(y, 0), gm.height - 1)
+            near = gm.nearest_walkable(cx, cy, 30)
+            hint = f"; the nearest walkable tile on the map edge is ({near[0]},{near[1]})" if near else ""
+            return ToolResult.fail("blocked", f"({x},{y}) is off the map: x must be 0..{gm.width - 1} and "
+                                              f"y 0..{gm.height - 1}{hint}.")
+        if (x, y) == (p.x, p.y):
+            return ToolResult(ok=True, text=f"You are already at ({x},{y}).",
+                              effects=Effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
+        if not gm.walkable(x, y):
+            what = self._what_blocks(x, y)
+            near = self._nearest_reachable(p, x, y)
+            hint = f" The nearest walkable tile is ({near[0]},{near[1]}): move_character(x={near[0]}, y={near[1]})." if near else ""
+            return ToolResult.fail("blocked", f"({x},{y}) cannot be entered ({what}).{hint}")
+        if gm.component(x, y) != gm.component(p.x, p.y):
+            portal = self._nearest_portal_end(p.x, p.y)
+            hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
+            return ToolResult.fail("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
+                                              f"a separate area (across water or walls); use a portal.{hint}")
+        if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest:
+            path = p.route_rest  # continuing the previous call's path: no new search
+        else:
+            path = route(gm, (p.x, p.y), (x, y))
+        if not path:  # cannot happen for connected tiles; kept so that a map bug never raises
+            return ToolResult.fail("blocked", f"No path from ({p.x},{p.y}) to ({x},{y}).")
+        mr = self.rules.move_range
+        steps = path[:mr]
+        start = (p.x, p.y)
+        p.x, p.y = steps[-1]
+        p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
+        reached = len(path) <= mr
+        move = Move(start=start, end=(p.x, p.y), path_length=len(steps), reached=reached)
+        if reached:
+            text = f"Walked {len(steps)} tiles to ({x},{y})."
+        else:
+            text = (f"Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
+                    f"{len(path) - len(steps)} tiles of path left. Call move_character(x={x}, y={y}) again to continue.")
+        return ToolResult(ok=True, text=text, effects=Effects(move=move, target=f"{x},{y}"))
+
+    def send_chat_message(self, agent_id: str, message: str, global_: bool = False) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        if global_:
+            recipients = [q for q in self._others(p)]
+            scope = "global"
+        else:
+            r = self.rules.chat_radius
+            recipients = [q for q in self._others(p) if _dist(p.x, p.y, q.x, q.y) <= r]
+            scope = "local"
+        return self._deliver(p, message, scope, recipients)
+
+    def chat(self, agent_id: str, message: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        return self._deliver(p, message, "team", list(self._others(p)))
+
+    def enter_portal(self, agent_id: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        pr = self.rules.portal_range
+        here = sorted((e for e in self.portal_ends if _dist(p.x, p.y, e.x, e.y) <= pr),
+                      key=lambda e: (_dist(p.x, p.y, e.x, e.y), e.id))
+        if not here:
+            near = self._nearest_portal_end(p.x, p.y, same_area=False)
+            hint = (f" The nearest is {near.portal.name} ({near.id}) at ({near.x},{near.y}), "
+                    f"{_dist(p.x, p.y, near.x, near.y)} tiles away: move_character(x={near.x}, y={near.y}) first.") if near else ""
+            return ToolResult.fail("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
+        end = here[0]
+        portal = end.portal
+        if portal.requires_item and not self._has_item(p, portal.requires_item):
+            return ToolResult.fail("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
+                                                    f"(it is kept, not used up).")
+        for skill, lv in sorted(portal.requires_level.items()):
+            if p.levels[skill] < lv:
+                return ToolResult.fail("level_too_low", f"{portal.name} needs {skill} {lv}; you have {p.levels[skill]}.")
+        dest = (end.to_x, end.to_y) if self.map.walkable(end.to_x, end.to_y) else self.map.nearest_walkable(end.to_x, end.to_y, 30)
+        if dest is None:
+            return ToolResult.fail("blocked", f"{portal.name} leads nowhere walkable (map data problem); try another portal.")
+        start = (p.x, p.y)
+        p.x, p.y = dest
+        eff = Effects(portal=portal.key, target=end.id,
+                      move=Move(start=start, end=dest, path_length=0, reached=True))
+        where = self._place_name(p.x, p.y)
+        return ToolResult(ok=True, text=f"You used {portal.name} and arrived at ({p.x},{p.y})"
+                                        + (f", {where}." if where else "."), effects=eff)
+
+    def stop_action(self, agent_id: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        return ToolResult(ok=True, text="Nothing to stop (actions finish within your turn); your turn passes.")
+
+    def sleep(self, agent_id: str, seconds: int) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        return ToolResult(ok=True, text=f"You rest. HP {p.hp}/{self._max_hp(p)}; it regenerates "
+                                        f"{self.rules.hp_regen_per_round} per round.")
+
+    def complete(self, agent_id: str, response: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        p.active = False
+        p.left_reason = "completed"
+        return ToolResult(ok=True, text="You declared your part done and left the episode.",
+                          effects=Effects(completed=True))
+
+    # -- equipment and food -------------------------------------------------------------------------
+    def equip_item(self, agent_id: str, index: int | None = None, item_key: str | None = None) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        inv = p.inv
+        if index is not None:
+            if not isinstance(index, int) or not 0 <= index < inv.size or inv.slots[index] is None:
+                return ToolResult.fail("missing_items", f"Inventory slot {index} is empty or does not exist. "
+                                                        f"Your inventory: {self._inv_summary(p)}.")
+            slot_i = index
+        else:
+            key = (item_key or "").strip()
+            slot_i = inv.first_slot(key)
+            if slot_i is None:
+                if key not in self.items:
+                    return ToolResult.fail("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}. "
+                                                             f"Your inventory: {self._inv_summary(p)}.")
+                if any(e[0] == key for e in p.equipment.values()):
+                    return ToolResult.fail("invalid", f"{key} is already equipped.")
+                return ToolResult.fail("missing_items", f"You have no {key}. Your inventory: {self._inv_summary(p)}.")
+        key, count = inv.slots[slot_i]
+        item = self.items[key]
+        if item.heal > 0:
+            return self._eat(p, slot_i, item)
+        if item.kind in ("food", "potion"):
+            cook = next((r for r in self.data.recipes if key in r.inputs and r.skill == "cooking"), None)
+            hint = (f" Cook it first: craft_item(skill='Cooking', itemKey='{next(iter(cook.outputs))}')"
+                    + (f" near {_a(cook.station)}" if cook.station else "") + ".") if cook else ""
+            return ToolResult.fail("invalid", f"{item.name} ({key}) restores no HP as it is.{hint}")
+        if item.slot is None:
+            return ToolResult.fail("invalid", f"{item.name} ({key}) is a {item.kind}: it cannot be equipped or eaten.")
+        for skill, lv in sorted(item.requirements.items()):
+            if p.levels[skill] < lv:
+                return ToolResult.fail("level_too_low", f"{item.name} needs {skill} {lv} to equip; you have {p.levels[skill]}.")
+        take = count if item.stackable else 1
+        inv.take_slot(slot_i, take)
+        prev = p.equipment.get(item.slot)
+        if prev is not None and prev[0] == key and item.stackable:  # more of the same ammo: top up the stack
+            prev[1] += take
+            return ToolResult(ok=True, text=f"Added {take} {item.name} to your {item.slot} slot (now {prev[1]}).",
+                              effects=Effects(equipped=Equip(item=key, slot=item.slot), target=key))
+        if prev is not None and inv.add(prev[0], prev[1]) < prev[1]:
+            inv.add(key, take)  # undo: there was room for it a moment ago
+            return ToolResult.fail("inventory_full", f"No room to take off your {prev[0]}; free a slot first.")
+        p.equipment[item.slot] = [key, take]
+        swapped = f" ({prev[0]} went back to your inventory)" if prev else ""
+        return ToolResult(ok=True, text=f"Equipped {item.name} in your {item.slot} slot{swapped}.",
+                          effects=Effects(equipped=Equip(item=key, slot=item.slot, unequipped=prev[0] if prev else None),
+                                          target=key))
+
+    def _eat(self, p: Player, slot_i: int, item: ItemDef) -> ToolResult:
+        before = p.hp
+        p.inv.take_slot(slot_i, 1)
+        p.hp = min(self._max_hp(p), p.hp + item.heal)
+        eff = Effects(lost=[ItemDelta(agent=p.agent_id, item=item.key, count=1, source="eat")],
+                      hp=[HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"eat:{item.key}")], target=item.key)
+        return ToolResult(ok=True, text=f"You ate {item.name}: HP {before} -> {p.hp}/{self._max_hp(p)}.", effects=eff)
+
+    # -- gathering --------------------------------------------------------------------------------
+    def harvest_resource(self, agent_id: str, target_instance: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        node = self.nodes.get(target_instance)
+        if node is None:
+            return self._unknown_target(p, target_instance, "resource", "harvest_resource")
+        nt = node.type
+        if node.respawn_at is not None:
+            return ToolResult.fail("depleted", f"{nt.name} {node.id} is depleted; it is back in "
+                                               f"{max(1, node.respawn_at - self.round)} round(s). Pick another {nt.kind}.")
+        have = p.levels[nt.skill]
+        if have < nt.level:
+            return ToolResult.fail("level_too_low", f"{nt.name} needs {nt.skill} {nt.level}; you have {have}. "
+                                                    f"Gather lower-level {nt.kind}s first.")
+        bonus_chance = 0.0
+        if nt.tool:
+            tool = self._usable_tool(p, nt.tool)
+            if isinstance(tool, ToolResult):
+                return tool
+            bonus_chance = stats.tool_bonus_chance(tool.tool_tier)
+        yield_items = [y.item for y in nt.yields]
+        if yield_items and all(p.inv.room_for(i, 1) == 0 for i in yield_items):
+            return ToolResult.fail("inventory_full", f"Your inventory is full ({p.inv.size} slots); drop into a "
+                                                     f"teammate's inventory with transfer_items or use items first.")
+        eff = Effects(target=node.id)
+        walked = self._walk_near(p, node.x, node.y, REACH_ADJACENT, f"{nt.name} {node.id}", eff)
+        if walked is not None:
+            return walked
+        got: dict[str, int] = {}
+        gathers = 0
+        full = False
+        while node.left > 0 and not full:
+            node.left -= 1
+            gathers += 1
+            for k, y in enumerate(nt.yields):
+                if y.chance < 1.0 and self.rng.random() >= y.chance:
+                    continue
+                n = self.rng.randint(y.min, max(y.min, y.max))
+                if k == 0 and bonus_chance and self.rng.random() < bonus_chance:
+                    n += 1  # a better tool gathers more per call
+                added = p.inv.add(y.item, n)
+                if added:
+                    got[y.item] = got.get(y.item, 0) + added
+                if added < n:
+                    self._drop(y.item, n - added, p.x, p.y)
+                    full = True
+            self._gain_xp(p, nt.skill, nt.xp, eff)
+            if any(p.inv.room_for(i, 1) == 0 for i in yield_items):
+                full = True
+        for item, n in got.items():
+            eff.gained.append(ItemDelta(agent=p.agent_id, item=item, count=n, source=f"harvest:{node.id}"))
+        eff.harvests.append(Harvest(node=nt.key, instance=node.id, skill=nt.skill, items=dict(got)))
+        parts = [f"Harvested {nt.name} {node.id} ({gathers} gather{'s' if gathers != 1 else ''}): "
+                 + (", ".join(f"+{n} {i}" for i, n in got.items()) or "nothing this time") + "."]
+        parts.append(self._xp_text(eff))
+        if node.left <= 0:
+            node.respawn_at = self.round + self._respawn(nt.respawn_rounds)
+            self.depleted[node.id] = node
+            parts.append(f"It is depleted, back in {node.respawn_at - self.round} round(s).")
+        elif full:
+            parts.append(f"Inventory full: stopped with {node.left} gather(s) left in it (overflow dropped on the ground).")
+        return ToolResult(ok=True, text=" ".join(s for s in parts if s), effects=eff)
+
+    def pickup_resource(self, agent_id: str, target_instance: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        g = self.ground.get(target_instance)
+        if g is None:
+            return self._unknown_target(p, target_instance, "ground_item", "pickup_resource")
+        room = p.inv.room_for(g.item, g.count)
+        if room == 0:
+            return ToolResult.fail("inventory_full", f"No room for {g.item}: your inventory is full ({p.inv.size} slots).")
+        eff = Effects(target=g.id)
+        walked = self._walk_near(p, g.x, g.y, 0, f"{g.item} ({g.id})", eff)
+        if walked is not None:
+            return walked
+        added = p.inv.add(g.item, room)
+        g.count -= added
+        if g.count <= 0:
+            del self.ground[g.id]
+        eff.gained.append(ItemDelta(agent=p.agent_id, item=g.item, count=added, source=f"pickup:{g.id}"))
+        rest = f" {g.count} left on the ground (inventory full)." if g.count > 0 else ""
+        return ToolResult(ok=True, text=f"Picked up {added} {g.item}.{rest}", effects=eff)
+
+    # -- combat -----------------------------------------------------------------------------------
+    def attack_entity(self, agent_id: str, target_instance: str) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        mob = self.mobs.get(target_instance)
+        if mob is None:
+            if target_instance in self.players or target_instance in self.by_username:
+                return ToolResult.fail("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
+            return self._unknown_target(p, target_instance, "mob", "attack_entity")
+        mt = mob.type
+        if mob.respawn_at is not None:
+            return ToolResult.fail("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
+                                              f"{max(1, mob.respawn_at - self.round)} round(s).")
+        weapon = self._equipped_item(p, "weapon")
+        style = weapon.attack_style if weapon and weapon.attack_style else "melee"
+        if style == "ranged" and self._ammo_source(p) is None:
+            return ToolResult.fail("missing_items", f"Your {weapon.name} needs ammunition: equip arrows (ammo) or carry them.")
+        eff = Effects(target=mob.id)
+        walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff)
+        if walked is not None:
+            return walked
+        return self._fight(p, mob, style, eff)
+
+    # -- crafting ---------------------------------------------------------------------------------
+    def craft_item(self, agent_id: str, skill: str, item_key: str, count: int) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        skill = (skill or "").strip().lower()
+        if skill not in PRODUCTION_SKILLS:
+            return ToolResult.fail("bad_args", f"skill must be one of {', '.join(s.capitalize() for s in PRODUCTION_SKILLS)}; got {skill!r}.")
+        key = (item_key or "").strip()
+        count = max(1, int(count)) if isinstance(count, int) else 1
+        candidates = list(self.recipes_by_output.get((skill, key), []))
+        if key in self.recipes and self.recipes[key].skill == skill and self.recipes[key] not in candidates:
+            candidates.insert(0, self.recipes[key])
+        if not candidates:
+            return self._unknown_recipe(p, skill, key)
+        first_problem = None
+        for recipe in candidates:  # several recipes may make one item: use the first one that works now
+            problem = self._recipe_problem(p, recipe, skill)
+            if problem is None:
+                return self._craft(p, recipe, skill, count)
+            first_problem = first_problem or problem
+        return first_problem
+
+    def _recipe_problem(self, p: Player, recipe: RecipeDef, skill: str) -> ToolResult | None:
+        """Why ``p`` cannot make one ``recipe`` here and now (None: it can)."""
+        if p.levels[skill] < recipe.level:
+            return ToolResult.fail("level_too_low", f"{recipe.key} needs {skill} {recipe.level}; you have {p.levels[skill]}.")
+        if recipe.station:
+            st = self._nearest_station(p, recipe.station)
+            if st is None or _dist(p.x, p.y, st.x, st.y) > self.rules.station_range:
+                where = (f" The nearest {recipe.station} is at ({st.x},{st.y})"
+                         + (f" ({self._landmark_name(st.landmark)})" if getattr(st, "landmark", None) else "")
+                         + f", {_dist(p.x, p.y, st.x, st.y)} tiles away.") if st else f" There is no {recipe.station} in this world."
+                return ToolResult.fail("no_station", f"{recipe.key} must be made within {self.rules.station_range} tiles "
+                                                     f"of {_a(recipe.station)}.{where}")
+        if recipe.tool and not self._tool_items(p, recipe.tool):
+            return ToolResult.fail("missing_tool", f"{recipe.key} needs {_a(recipe.tool)} in your inventory or equipped"
+                                                   f"{self._tool_example(recipe.tool)}.")
+        possible = min(p.inv.count(i) // n for i, n in recipe.inputs.items()) if recipe.inputs else 1
+        if possible == 0:
+            missing = ", ".join(f"{n} {i} (you have {p.inv.count(i)})" for i, n in recipe.inputs.items() if p.inv.count(i) < n)
+            need = ", ".join(f"{n} {i}" for i, n in recipe.inputs.items())
+            return ToolResult.fail("missing_items", f"Missing for one {recipe.key}: {missing}. One craft uses {need}.")
+        return None
+
+    def _craft(self, p: Player, recipe: RecipeDef, skill: str, count: int) -> ToolResult:
+        possible = min(p.inv.count(i) // n for i, n in recipe.inputs.items()) if recipe.inputs else count
+        made = 0
+        for _ in range(min(count, possible)):
+            for i, n in recipe.inputs.items():
+                p.inv.remove(i, n)
+            if not p.inv.fits(recipe.outputs):
+                for i, n in recipe.inputs.items():
+                    p.inv.add(i, n)
+                break
+            for i, n in recipe.outputs.items():
+                p.inv.add(i, n)
+            made += 1
+        if made == 0:
+            return ToolResult.fail("inventory_full", f"No room for the {recipe.key} output; free an inventory slot first.")
+        src = f"craft:{recipe.key}"
+        eff = Effects(target=recipe.key)
+        for i, n in recipe.inputs.items():
+            eff.lost.append(ItemDelta(agent=p.agent_id, item=i, count=n * made, source=src))
+        for i, n in recipe.outputs.items():
+            eff.gained.append(ItemDelta(agent=p.agent_id, item=i, count=n * made, source=src))
+            eff.crafted.append(Crafted(recipe=recipe.key, skill=skill, item=i, count=n * made))
+            p.crafted[i] = p.crafted.get(i, 0) + n * made
+        self._gain_xp(p, skill, recipe.xp * made, eff)
+        outs = ", ".join(f"{n * made} {i}" for i, n in recipe.outputs.items())
+        why = ""
+        if made < count:
+            why = " (materials ran out)" if made == possible else " (inventory full)"
+        return ToolResult(ok=True, text=f"Made {outs} ({made} of {count} requested{why}). {self._xp_text(eff)}".strip(),
+                          effects=eff)
+
+    def _unknown_recipe(self, p: Player, skill: str, key: str) -> ToolResult:
+        other = sorted(s for (s, out) in self.recipes_by_output if out == key and s != skill)
+        if other:
+            return ToolResult.fail("unknown_target", f"{key} is made with {other[0].capitalize()}, not {skill.capitalize()}: "
+                                                     f"craft_item(skill='{other[0].capitalize()}', itemKey='{key}').")
+        outputs = sorted({out for (s, out) in self.recipes_by_output if s == skill})
+        close = difflib.get_close_matches(key, outputs, n=5, cutoff=0.5)
+        if close:
+            return ToolResult.fail("unknown_target", f"No {skill} recipe makes {key!r}. Did you mean: {', '.join(close)}?")
+        mine = sorted((rs[0].level, out) for (s, out), rs in self.recipes_by_output.items()
+                      if s == skill and rs[0].level <= p.levels[skill])
+        listed = ", ".join(out for _, out in mine[:12]) or "none at your level"
+        return ToolResult.fail("unknown_target", f"No {skill} recipe makes {key!r}. {skill.capitalize()} recipes at your "
+                                                 f"level {p.levels[skill]}: {listed}.")
+
+    # -- trading ----------------------------------------------------------------------------------
+    def transfer_items(self, agent_id: str, target_player: str, item_key: str, count: int) -> ToolResult:
+        p = self._actor(agent_id)
+        if isinstance(p, ToolResult):
+            return p
+        name = (target_player or "").strip()
+        tid = self.by_username.get(name) or (name if name in self.players else None)
+        if tid is None:
+            low = {u.lower(): a for u, a in self.by_username.items()}
+            tid = low.get(name.lower())
+        if tid is None:
+            names = ", ".join(q.username for q in sorted(self.players.values(), key=lambda q: q.order) if q is not p)
+            return ToolResult.fail("unknown_target", f"No player {name!r}. Teammates: {names or 'none'} (use the username).")
+        q = self.players[tid]
+        if q is p:
+            return ToolResult.fail("invalid", "You cannot give items to yourself.")
+        if not (q.active and q.alive):
+            return ToolResult.fail("invalid", f"{q.username} is no longer in the game.")
+        key = (item_key or "").strip()
+        if key not in self.items:
+            return ToolResult.fail("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}.")
+        if not isinstance(count, int) or count < 1:
+            return ToolResult.fail("bad_args", "count must be at least 1.")
+        have = p.inv.count(key)
+        if have < count:
+            worn = " (equipped items cannot be given)" if any(e[0] == key for e in p.equipment.values()) else ""
+            return ToolResult.fail("missing_items", f"You have {have} {key}, not {count}{worn}. Give at most {have}." if have
+                                   else f"You have no {key} in your inventory{worn}.")
+        d = _dist(p.x, p.y, q.x, q.y)
+        if d > self.rules.transfer_range:
+            return ToolResult.fail("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers need "
+                                                   f"{self.rules.transfer_range} or less: move_character(x={q.x}, y={q.y}) first.")
+        if q.inv.room_for(key, count) < count:
+            return ToolResult.fail("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
+        p.inv.remove(key, count)
+        q.inv.add(key, count)
+        src = f"transfer:{p.agent_id}"
+        eff = Effects(target=q.username,
+                      transfers=[Transfer(from_agent=p.agent_id, to_agent=q.agent_id, item=key, count=count)],
+                      lost=[ItemDelta(agent=p.agent_id, item=key, count=count, source=src)],
+                      gained=[ItemDelta(agent=q.agent_id, item=key, count=count, source=src)])
+        q.notes.append(f"{p.username} gave you {count} {key} in round {self.round}.")
+        return ToolResult(ok=True, text=f"Gave {count} {key} to {q.username}.", effects=eff)
+
+    # =============================================================================================
+    # reading
+    # =============================================================================================
+    def player_state(self, agent_id: str) -> PlayerState:
+        p = self.players.get(agent_id)
+        if p is None:
+            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        return PlayerState(
+            agent_id=p.agent_id, username=p.username, x=p.x, y=p.y, hp=p.hp, max_hp=self._max_hp(p),
+            alive=p.alive, active=p.active, skills=dict(p.levels), xp=dict(p.xp),
+            inventory=[InventorySlot(index=i, item=k, name=self.items[k].name, count=n) for i, k, n in p.inv.filled()],
+            equipment={slot: e[0] for slot, e in p.equipment.items()},
+            kills=dict(sorted(p.kills.items())), crafted=dict(sorted(p.crafted.items())),
+            combat_level=stats.combat_level(p.levels))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "seed": self.seed,
+            "round": self.round,
+            "rules": self.rules.model_dump(),
+            "players": {aid: {**self.player_state(aid).model_dump(),
+                              "equipment_counts": {s: e[1] for s, e in p.equipment.items()},
+                              "left_reason": p.left_reason}
+                        for aid, p in self.players.items()},
+            "depleted_nodes": {nid: {"left": n.left, "respawn_at": n.respawn_at}
+                               for nid, n in sorted(self.depleted.items())},
+            "partly_harvested": {nid: n.left for nid, n in sorted(self.nodes.items())
+                                 if n.respawn_at is None and n.left < n.type.harvests},
+            "mobs": {mid: {"hp": m.hp, "dead": m.respawn_at is not None, "respawn_at": m.respawn_at}
+                     for mid, m in sorted({**self.wounded, **self.dead_mobs}.items())},
+            "ground_items": [{"id": g.id, "item": g.item, "count": g.count, "x": g.x, "y": g.y}
+                             for g in self.ground.values()],
+        }
+
+    # =============================================================================================
+    # the tick
+    # =============================================================================================
+    def end_round(self, round: int) -> TickReport:
+        r = self.rules
+        eff = Effects()
+        lines: list[str] = []
+        players = sorted(self.players.values(), key=lambda q: q.order)
+        if r.aggro and self.max_aggro > 0:
+            for p in players:
+                if not (p.active and p.alive):
+                    continue
+                for mob in self._aggressors(p):
+                    if not (p.active and p.alive):
+                        break
+                    self._aggro_exchange(p, mob, eff, lines)
+        nxt = round + 1
+        for nid in sorted(self.depleted):
+            n = self.depleted[nid]
+            if n.respawn_at is not None and n.respawn_at <= nxt:
+                n.respawn_at = None
+                n.left = n.type.harvests
+                del self.depleted[nid]
+        for mid in sorted(self.dead_mobs):
+            m = self.dead_mobs[mid]
+            if m.respawn_at is not None and m.respawn_at <= nxt:
+                m.respawn_at = None
+                m.hp = m.type.hp
+                del self.dead_mobs[mid]
+                lines.append(f"{mid} respawned")
+        if r.mob_regen_per_round:
+            for mid in sorted(self.wounded):
+                m = self.wounded[mid]
+                m.hp = min(m.type.hp, m.hp + r.mob_regen_per_round)
+                if m.hp >= m.type.hp:
+                    del self.wounded[mid]
+        if r.hp_regen_per_round:
+            for p in players:
+                if p.active and p.alive:
+                    mhp = self._max_hp(p)
+                    if p.hp < mhp:
+                        before = p.hp
+                        p.hp = min(mhp, p.hp + r.hp_regen_per_round)
+                        eff.hp.append(HpChange(agent=p.agent_id, before=before, after=p.hp, cause="regen"))
+        self.round = nxt
+        return TickReport(round=round, effects=eff, lines=lines)
+
+    # =============================================================================================
+    # helpers
+    # =============================================================================================
+    def _actor(self, agent_id: str) -> Player | ToolResult:
+        p = self.players.get(agent_id)
+        if p is None:
+            return ToolResult.fail("invalid", f"Unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}.")
+        if not p.alive:
+            return ToolResult.fail("dead", "You are dead and cannot act any more.")
+        if not p.active:
+            return ToolResult.fail("not_active", f"You have left the episode ({p.left_reason or 'inactive'}) and cannot act.")
+        return p
+
+    def _others(self, p: Player):
+        return (q for q in sorted(self.players.values(), key=lambda q: q.order) if q is not p and q.active and q.alive)
+
+    def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player]) -> ToolResult:
+        msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)
+        for q in recipients:
+            q.mailbox.append(msg)
+            if len(q.mailbox) > MAX_CHAT_SHOWN:
+                del q.mailbox[0]
+                q.chat_dropped += 1
+        who = ", ".join(q.username for q in recipients) or "nobody"
+        if scope == "local" and not recipients:
+            who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"
+        eff = Effects(chat=ChatDelivery(scope=scope, recipients=[q.agent_id for q in recipients], message=str(message)))
+        return ToolResult(ok=True, text=f"Message delivered to {who}.", effects=eff)
+
+    def _walk_near(self, p: Player, tx: int, ty: int, reach: int, what: str, eff: Effects) -> ToolResult | None:
+        """Walk next to (``reach``) a target for an interaction; sets ``eff.move``. None on success."""
+        d = _dist(p.x, p.y, tx, ty)
+        if d <= reach:
+            return None
+        ir = self.rules.interact_range
+        if not reachable(self.map, (p.x, p.y), (tx, ty), reach):
+            return ToolResult.fail("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
+                                              f"(separate area: use a portal).")
+        if d - reach > ir:
+            return ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
+                                                   f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
+        path = route(self.map, (p.x, p.y), (tx, ty), reach, max_len=ir)
+        if path is None:
+            return ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
+                                                   f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
+        start = (p.x, p.y)
+        p.x, p.y = path[-1]
+        eff.move = Move(start=start, end=(p.x, p.y), path_length=len(path), reached=True)
+        return None
+
+    def _unknown_target(self, p: Player, target: str, wanted: str, tool: str) -> ToolResult:
+        if wanted != "resource" and target in self.nodes:
+            return ToolResult.fail("invalid", f"{target} is a resource node: use harvest_resource(targetInstance='{target}').")
+        if wanted != "mob" and target in self.mobs:
+            return ToolResult.fail("invalid", f"{target} is a mob: use attack_entity(targetInstance='{target}').")
+        if wanted != "ground_item" and target in self.ground:
+            return ToolResult.fail("invalid", f"{target} is an item on the ground: use pickup_resource(targetInstance='{target}').")
+        obs_kind = {"resource": "resource", "mob": "mob", "ground_item": "ground_item"}[wanted]
+        example = {"resource": "oak_tree#12", "mob": "goblin#3", "ground_item": "ground#4"}[wanted]
+        near = [e.id for e in self._nearby_of_kind(p, obs_kind)][:5]
+        seen = f" Nearby now: {', '.join(near)}." if near else f" Nothing of that kind is within {self.rules.view_radius} tiles."
+        return ToolResult.fail("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
+                                                 f"from the Nearby list of your observation (for example '{example}').{seen}")
+
+    def _nearby_of_kind(self, p: Player, kind: str) -> list[Any]:
+        vr = self.rules.view_radius
+        if kind == "ground_item":
+            items = [g for g in self.ground.values() if _dist(p.x, p.y, g.x, g.y) <= vr]
+            return sorted(items, key=lambda g: (_dist(p.x, p.y, g.x, g.y), g.id))
+        out = []
+        for cy in range((p.y - vr) // CELL, (p.y + vr) // CELL + 1):
+            for cx in range((p.x - vr) // CELL, (p.x + vr) // CELL + 1):
+                for ex, ey, k, ref in self._cells.get((cx, cy), ()):
+                    if k == kind and _dist(p.x, p.y, ex, ey) <= vr:
+                        out.append(ref)
+        return sorted(out, key=lambda r: (_dist(p.x, p.y, r.x, r.y), r.id))
+
+    def _stackable(self, item: str) -> bool:
+        d = self.items.get(item)
+        return d.stackable if d is not None else True
+
+    def _max_hp(self, p: Player) -> int:
+        return stats.max_hp(p.levels["health"])
+
+    def _respawn(self, rounds: int) -> int:
+        return max(1, round(rounds * self.rules.respawn_scale))
+
+    def _gain_xp(self, p: Player, skill: str, amount: int, eff: Effects) -> None:
+        if amount <= 0:
+            return
+        old = p.levels[skill]
+        p.xp[skill] += amount
+        new = self.xp_table.level_for(p.xp[skill])
+        eff.xp[skill] = eff.xp.get(skill, 0) + amount
+        if new > old:
+            p.levels[skill] = new
+            eff.level_ups[skill] = new
+            if skill == "health":  # a higher max HP comes with the HP to fill it
+                p.hp += stats.max_hp(new) - stats.max_hp(old)
+
+    @staticmethod
+    def _xp_text(eff: Effects) -> str:
+        if not eff.xp:
+            return ""
+        parts = [f"{s} +{n}" + (f" (level {eff.level_ups[s]}!)" if s in eff.level_ups else "") for s, n in eff.xp.items()]
+        return "XP: " + ", ".join(parts) + "."
+
+    def _equipped_item(self, p: Player, slot: str) -> ItemDef | None:
+        e = p.equipment.get(slot)
+        return self.items[e[0]] if e else None
+
+    def _tool_items(self, p: Player, tool_type: str) -> list[ItemDef]:
+        keys = [k for _, k, _ in p.inv.filled()] + [e[0] for e in p.equipment.values()]
+        return [self.items[k] for k in keys if self.items[k].tool_type == tool_type]
+
+    def _usable_tool(self, p: Player, tool_type: str) -> ItemDef | ToolResult:
+        tools = self._tool_items(p, tool_type)
+        if not tools:
+            return ToolResult.fail("missing_tool", f"You need {_a(tool_type)} in your inventory or equipped"
+                                                   f"{self._tool_example(tool_type)}.")
+        usable = [t for t in tools if all(p.levels[s] >= lv for s, lv in t.requirements.items())]
+        if not usable:
+            t = tools[0]
+            need = ", ".join(f"{s} {lv}" for s, lv in sorted(t.requirements.items()))
+            return ToolResult.fail("level_too_low", f"Your {t.name} needs {need} to use.")
+        return max(usable, key=lambda t: (t.tool_tier, t.key))
+
+    def _tool_example(self, tool_type: str) -> str:
+        ex = sorted((i.tool_tier, i.key) for i in self.data.items if i.tool_type == tool_type)
+        return f" (for example {ex[0][1]})" if ex else ""
+
+    def _has_item(self, p: Player, key: str) -> bool:
+        return p.inv.count(key) > 0 or any(e[0] == key for e in p.equipment.values())
+
+    def _inv_summary(self, p: Player) -> str:
+        return ", ".join(f"[{i}] {k} x{n}" for i, k, n in p.inv.filled()) or "empty"
+
+    def _drop(self, item: str, count: int, x: int, y: int) -> None:
+        """Put items on the ground; a non-stackable item lies as one ground item per piece."""
+        pieces = [count] if self._stackable(item) else [1] * count
+        for n in pieces:
+            self._ground_seq += 1
+            gid = f"ground#{self._ground_seq}"
+            self.ground[gid] = GroundItem(gid, item, n, x, y)
+
+    def _nearest_station(self, p: Player, kind: str):
+        best = None
+        for s in self.stations:
+            if s.kind == kind:
+                key = (_dist(p.x, p.y, s.x, s.y), s.y, s.x)
+                if best is None or key < best[0]:
+                    best = (key, s)
+        return best[1] if best else None
+
+    def _nearest_portal_end(self, x: int, y: int, same_area: bool = True) -> PortalEnd | None:
+        comp = self.map.component(x, y) if self.map.walkable(x, y) else -1
+        best = None
+        for e in self.portal_ends:
+            if same_area and not any(self.map.component(ax, ay) == comp
+                                     for ax, ay in [(e.x, e.y), *self.map.adjacent_walkable(e.x, e.y)] if self.map.walkable(ax, ay)):
+                continue
+            key = (_dist(x, y, e.x, e.y), e.id)
+            if best is None or key < best[0]:
+                best = (key, e)
+        return best[1] if best else None
+
+    def _nearest_reachable(self, p: Player, x: int, y: int) -> tuple[int, int] | None:
+        """Nearest walkable tile to (x, y) in the agent's own area (else any walkable tile)."""
+        comp = self.map.component(p.x, p.y)
+        for radius in (4, 12, 30):
+            best = None
+            for dy in range(-radius, radius + 1):
+                span = radius - abs(dy)
+                for dx in range(-span, span + 1):
+                    tx, ty = x + dx, y + dy
+                    if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
+                        key = (abs(dx) + abs(dy), ty, tx)
+                        if best is None or key < best:
+                            best = key
+            if best is not None:
+                return (best[2], best[1])
+        # far out at sea or deep in rock: the first tile of the agent's own area on the way back to it
+        steps = max(abs(x - p.x), abs(y - p.y))
+        for i in range(1, steps + 1):
+            tx, ty = x + round((p.x - x) * i / steps), y + round((p.y - y) * i / steps)
+            if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
+                return (tx, ty)
+        return None
+
+    def _what_blocks(self, x: int, y: int) -> str:
+        for n in self._cells.get((x // CELL, y // CELL), ()):
+            if n[2] == "resource" and (n[0], n[1]) == (x, y):
+                return f"{n[3].type.name} {n[3].id} stands there"
+        return f"{self._biome_name(x, y)} is not walkable"
+
+def make_rules(base: Rules, overrides: dict | None) -> Rules:
+    """``base`` with ``overrides`` applied; unknown rule names or bad values raise ValueError naming the fix."""
+    if not overrides:
+        return base
+    allowed = list(Rules.model_fields)
+    unknown = sorted(k for k in overrides if k not in allowed)
+    if unknown:
+        raise ValueError(f"unknown world rule(s) {unknown}; allowed rules: {', '.join(allowed)}")
+    try:
+        return Rules(**{**base.model_dump(), **overrides})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        raise ValueError(f"bad world rule value(s): {problems}") from None
+
+
+def _close_hint(key: str, known: dict[str, Any]) -> str:
+    close = difflib.get_close_matches(str(key), list(known), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun.replace("_", " ") if noun else "a tool"

@@ -1,0 +1,85 @@
+"""Mutable state records of the embedded engine (players, resource nodes, mobs, ground items)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..observation import ChatMessage
+from .inventory import Inventory
+from .models import MobTypeDef, NodeTypeDef, Portal
+
+CELL = 16  # side of the spatial buckets used to find entities near a tile
+MAX_CHAT_SHOWN = 30  # chat messages kept per mailbox between two observations (older ones are dropped)
+
+
+def manhattan(ax: int, ay: int, bx: int, by: int) -> int:
+    return abs(ax - bx) + abs(ay - by)
+
+
+@dataclass
+class Player:
+    agent_id: str
+    username: str
+    order: int  # join order: the fixed order of recipients, tick attacks, snapshots
+    x: int
+    y: int
+    spawn: tuple[int, int]
+    hp: int
+    xp: dict[str, int]
+    levels: dict[str, int]
+    inv: Inventory
+    equipment: dict[str, list]  # slot -> [item_key, count] (count > 1 only for ammo)
+    alive: bool = True
+    active: bool = True
+    left_reason: str = ""
+    kills: dict[str, int] = field(default_factory=dict)
+    crafted: dict[str, int] = field(default_factory=dict)
+    mailbox: list[ChatMessage] = field(default_factory=list)
+    chat_dropped: int = 0
+    notes: list[str] = field(default_factory=list)  # world messages for the next observation
+    # the rest of the last long move: a repeated move_character to the same goal from where the last one
+    # stopped continues along it instead of searching the map again (tiles never change walkability)
+    route_goal: tuple[int, int] | None = None
+    route_at: tuple[int, int] | None = None
+    route_rest: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class NodeState:
+    id: str
+    type: NodeTypeDef
+    x: int
+    y: int
+    left: int  # gathers left before depletion
+    respawn_at: int | None = None  # round from which it is available again (None: available)
+
+
+@dataclass
+class MobState:
+    id: str
+    type: MobTypeDef
+    x: int
+    y: int
+    hp: int
+    respawn_at: int | None = None  # None: alive
+
+
+@dataclass
+class GroundItem:
+    id: str
+    item: str
+    count: int
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class PortalEnd:
+    """One usable side of a portal: the portal itself, or the return side of a two-way portal."""
+
+    id: str  # portal key, or "<key>:back" for the return side
+    portal: Portal
+    x: int
+    y: int
+    to_x: int
+    to_y: int

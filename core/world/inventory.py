@@ -1,0 +1,114 @@
+"""A player's inventory: a fixed number of slots with stable indices.
+
+Slot indices never shift (removing an item empties its slot), so the index an agent read in its
+observation stays valid for ``equip_item(index=...)``. Stackable items share one slot per item key;
+non-stackable items (equipment) take one slot each. New items go to the lowest free slot.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+class Inventory:
+    def __init__(self, size: int, stackable: Callable[[str], bool]):
+        self.size = size
+        self.slots: list[list | None] = [None] * size  # each slot: [item_key, count]
+        self._stackable = stackable
+
+    # -- reading ----------------------------------------------------------------------------------
+    def count(self, item: str) -> int:
+        return sum(s[1] for s in self.slots if s is not None and s[0] == item)
+
+    def free_slots(self) -> int:
+        return sum(1 for s in self.slots if s is None)
+
+    def filled(self) -> list[tuple[int, str, int]]:
+        return [(i, s[0], s[1]) for i, s in enumerate(self.slots) if s is not None]
+
+    def first_slot(self, item: str) -> int | None:
+        for i, s in enumerate(self.slots):
+            if s is not None and s[0] == item:
+                return i
+        return None
+
+    def room_for(self, item: str, count: int) -> int:
+        """How many of ``item`` would fit now."""
+        if count <= 0:
+            return 0
+        if self._stackable(item):
+            if self.first_slot(item) is not None or self.free_slots() > 0:
+                return count
+            return 0
+        return min(count, self.free_slots())
+
+    def fits(self, items: dict[str, int]) -> bool:
+        """Whether all of ``items`` fit at once (slots needed are counted together)."""
+        need = 0
+        for item, n in items.items():
+            if n <= 0:
+                continue
+            if self._stackable(item):
+                need += 0 if self.first_slot(item) is not None else 1
+            else:
+                need += n
+        return need <= self.free_slots()
+
+    # -- changing ---------------------------------------------------------------------------------
+    def add(self, item: str, count: int) -> int:
+        """Add up to ``count``; returns how many were added (the rest did not fit)."""
+        if count <= 0:
+            return 0
+        if self._stackable(item):
+            i = self.first_slot(item)
+            if i is None:
+                i = self._free_index()
+                if i is None:
+                    return 0
+                self.slots[i] = [item, 0]
+            self.slots[i][1] += count
+            return count
+        added = 0
+        while added < count:
+            i = self._free_index()
+            if i is None:
+                break
+            self.slots[i] = [item, 1]
+            added += 1
+        return added
+
+    def remove(self, item: str, count: int) -> int:
+        """Remove up to ``count`` (from the lowest slots first); returns how many were removed."""
+        removed = 0
+        for i, s in enumerate(self.slots):
+            if removed >= count:
+                break
+            if s is None or s[0] != item:
+                continue
+            take = min(s[1], count - removed)
+            s[1] -= take
+            removed += take
+            if s[1] == 0:
+                self.slots[i] = None
+        return removed
+
+    def take_slot(self, index: int, count: int = 1) -> tuple[str, int] | None:
+        s = self.slots[index]
+        if s is None:
+            return None
+        take = min(count, s[1])
+        s[1] -= take
+        if s[1] == 0:
+            self.slots[index] = None
+        return s[0], take
+
+    def clear(self) -> list[tuple[str, int]]:
+        out = [(s[0], s[1]) for s in self.slots if s is not None]
+        self.slots = [None] * self.size
+        return out
+
+    def _free_index(self) -> int | None:
+        for i, s in enumerate(self.slots):
+            if s is None:
+                return i
+        return None

@@ -1,0 +1,151 @@
+"""Observations for the embedded engine: what one agent sees this turn (DESIGN section 4).
+
+A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld`. Entities within ``rules.view_radius``
+(Manhattan) come from static spatial buckets (nodes, mobs, portals, stations, NPCs) plus a scan of players
+and ground items; they are sorted by distance then id and capped at ``rules.max_nearby``. Other players
+appear with their username and position only. Objects are built with ``model_construct`` (their values are
+correct by construction), because building pydantic objects is the main cost of an observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..observation import Entity, InvItem, Observation
+from . import stats
+from .engine_state import CELL, MAX_CHAT_SHOWN
+from .engine_state import manhattan as _dist
+
+
+class ObservationMixin:
+    def observe(self, agent_id: str) -> Observation:
+        """The agent's view; hands over (and clears) the chat and world notes received since the last one."""
+        return self._observation(agent_id, consume=True)
+
+    def peek(self, agent_id: str) -> Observation:
+        """The same view without consuming chat or notes (for tool results that show the new state)."""
+        return self._observation(agent_id, consume=False)
+
+    def _observation(self, agent_id: str, consume: bool) -> Observation:
+        p = self.players.get(agent_id)
+        if p is None:
+            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        r = self.rules
+        vr = r.view_radius
+        cands: list[tuple[int, str, str, Any]] = []
+        x0, x1, y0, y1 = (p.x - vr) // CELL, (p.x + vr) // CELL, (p.y - vr) // CELL, (p.y + vr) // CELL
+        cells = self._cells
+        for cy in range(y0, y1 + 1):
+            for cx in range(x0, x1 + 1):
+                for ex, ey, kind, ref in cells.get((cx, cy), ()):
+                    d = abs(ex - p.x) + abs(ey - p.y)
+                    if d <= vr:
+                        cands.append((d, ref.key if kind == "npc" else (f"{ref.kind}@{ex},{ey}" if kind == "station" else ref.id), kind, ref))
+        for q in self.players.values():
+            if q is not p and q.active and q.alive:
+                d = abs(q.x - p.x) + abs(q.y - p.y)
+                if d <= vr:
+                    cands.append((d, q.username, "player", q))
+        for g in self.ground.values():
+            d = abs(g.x - p.x) + abs(g.y - p.y)
+            if d <= vr:
+                cands.append((d, g.id, "ground_item", g))
+        cands.sort(key=lambda c: (c[0], c[1]))
+        notes: list[str] = []
+        nearby = []
+        for d, eid, kind, ref in cands:
+            if kind == "npc":
+                notes.append(f"{ref.name} (npc at {ref.x},{ref.y}) says: {ref.says}")
+            if len(nearby) < r.max_nearby:
+                nearby.append(self._entity(d, eid, kind, ref))
+        notes = p.notes + notes
+        chat = list(p.mailbox)
+        if p.chat_dropped:
+            notes.append(f"{p.chat_dropped} older chat message(s) were dropped (only the last {MAX_CHAT_SHOWN} are kept).")
+        if consume:
+            p.notes, p.mailbox, p.chat_dropped = [], [], 0
+        inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
+        equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
+        return Observation.model_construct(
+            agent_id=p.agent_id, username=p.username, round=0, max_rounds=0, actions_left=None,
+            x=p.x, y=p.y, biome=self._biome_name(p.x, p.y), place=self._place_name(p.x, p.y),
+            hp=p.hp, max_hp=self._max_hp(p), alive=p.alive, combat_level=stats.combat_level(p.levels),
+            skills=dict(p.levels), inventory=inv, inventory_slots=p.inv.size, equipment=equipment,
+            nearby=nearby, last_result=None, chat=chat, party=None, notes=notes)
+
+    def _inv_item(self, index: int, key: str, count: int) -> InvItem:
+        """Observation inventory rows are immutable values: reuse them (building pydantic objects is the
+        main cost of an observation)."""
+        k = (index, key, count)
+        item = self._inv_rows.get(k)
+        if item is None:
+            if len(self._inv_rows) > 50_000:
+                self._inv_rows.clear()
+            item = self._inv_rows[k] = InvItem.model_construct(index=index, key=key, name=self.items[key].name, count=count)
+        return item
+
+    def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
+        if kind == "resource":
+            nt = ref.type
+            need = f"needs {nt.tool} + {nt.skill} {nt.level}" if nt.tool else f"needs {nt.skill} {nt.level}"
+            gives = "/".join(y.item for y in nt.yields[:2])
+            note = f"{need}; gives {gives}"
+            if ref.respawn_at is not None:
+                note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
+            return Entity.model_construct(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
+                                          hp=None, max_hp=None, note=note)
+        if kind == "mob":
+            mt = ref.type
+            tags = []
+            if mt.boss:
+                tags.append("boss")
+            if mt.aggro_range > 0:
+                tags.append(f"aggressive (range {mt.aggro_range})")
+            if ref.respawn_at is not None:
+                tags.append(f"dead, back in {max(1, ref.respawn_at - self.round)} rounds")
+                return Entity.model_construct(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+                                              hp=None, max_hp=None, note="; ".join(tags))
+            return Entity.model_construct(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+                                          hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
+        if kind == "player":
+            return Entity.model_construct(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
+                                          hp=None, max_hp=None, note="")
+        if kind == "ground_item":
+            return Entity.model_construct(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
+                                          level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
+        if kind == "portal":
+            pt = ref.portal
+            dest = self._place_name(ref.to_x, ref.to_y)
+            note = f"portal to {dest or f'({ref.to_x},{ref.to_y})'}"
+            if pt.requires_item:
+                note += f"; needs {pt.requires_item}"
+            if pt.requires_level:
+                note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
+            return Entity.model_construct(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
+                                          hp=None, max_hp=None, note=note)
+        if kind == "station":
+            where = self._landmark_name(getattr(ref, "landmark", None))
+            return Entity.model_construct(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
+                                          hp=None, max_hp=None, note=f"crafting station{f' ({where})' if where else ''}")
+        return Entity.model_construct(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
+                                      hp=None, max_hp=None, note="npc")
+
+    def _biome_name(self, x: int, y: int) -> str:
+        key = self.map.biome_at(x, y)
+        return self.biome_names.get(key, key)
+
+    def _place_name(self, x: int, y: int) -> str | None:
+        best = None
+        for lm in self.data.landmarks:
+            d = _dist(x, y, lm.x, lm.y)
+            if d <= lm.radius and (best is None or (d, lm.key) < best[0]):
+                best = ((d, lm.key), lm.name)
+        return best[1] if best else None
+
+    def _landmark_name(self, key: str | None) -> str | None:
+        if not key:
+            return None
+        for lm in self.data.landmarks:
+            if lm.key == key:
+                return lm.name
+        return key

@@ -1,0 +1,288 @@
+"""MCP clients for one seat: each framework's own MCP client, pointed at a seat URL and bearer token.
+
+Framework teams with ``--tools mcp`` start (or join) the episode's server in ``Team.start`` and then get
+their tool objects from here. Every helper sends ``Authorization: Bearer <token>``, so even clients that
+open a new MCP session per call act as the right character. Heavy framework imports happen inside the
+helpers. Signatures::
+
+    # the server, from Team.start(episode)
+    server = await EpisodeMcpServer.join_or_start(episode, turn_timeout=..., validate_before_turn=False)
+    url, token = server.url, server.token(agent_id)
+
+    seat_headers(token) -> dict[str, str]
+    to_tool_result(call_tool_result) -> ToolResult              # ok / error / text, as the gate produced them
+
+    # raw MCP SDK (the plain openai agent, external scripts)
+    async with mcp_session(url, token) as session: ...          # initialized mcp.ClientSession
+    await openai_tool_schemas(session) -> list[dict]            # OpenAI function schemas from list_tools
+    held = await hold_open(any_async_context_manager)          # held.value; await held.aclose() from any task
+    McpToolCaller({agent_id: (url, token)})                     # await caller(agent_id, tool, args) -> ToolResult;
+                                                                #   fits plugins/agents/common.ToolRouter(mcp_call=)
+                                                                #   await caller.aclose()
+    # AutoGen (autogen_ext.tools.mcp)
+    autogen_server_params(url, token) -> StreamableHttpServerParams
+    async with autogen_workbench(url, token) as workbench: ...  # McpWorkbench: AssistantAgent(workbench=...)
+    await autogen_tools(url, token, session=None) -> list[StreamableHttpMcpToolAdapter]
+
+    # LangChain / LangGraph (langchain_mcp_adapters)
+    langchain_connection(url, token) -> dict                    # a MultiServerMCPClient connection
+    await langchain_tools(url, token) -> list[BaseTool]         # a new session per call (header identity)
+    async with langchain_session_tools(url, token) as tools: ...  # one persistent session
+
+    # CAMEL (camel.toolkits.MCPToolkit, or our adapter over a ClientSession)
+    camel_config(url, token) -> dict                            # MCPToolkit(config_dict=...)
+    async with camel_toolkit(url, token) as toolkit: toolkit.get_tools()   # 12 tools: see camel_toolkit
+    async with camel_seat_tools(url, token) as tools: ...       # all 13, over one session
+    await camel_function_tools(session) -> list[FunctionTool]   # honours isError ("ERROR: ..." prefix)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, AsyncIterator
+
+import httpx
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+
+from ..core.effects import ToolResult
+
+# A call made early waits for the agent's turn, so reads must be allowed to take long.
+READ_TIMEOUT_S = 600.0
+CONNECT_TIMEOUT_S = 30.0
+
+
+def seat_headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def result_text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def to_tool_result(result: types.CallToolResult) -> ToolResult:
+    """Back to the gate's ToolResult (ok, error kind, the outcome text without the appended observation)."""
+    data = result.structuredContent or {}
+    if "ok" in data:
+        return ToolResult(ok=bool(data["ok"]), text=str(data.get("result", "")), error=data.get("error"))
+    text = result_text(result)
+    return ToolResult(ok=not result.isError, text=text, error="invalid" if result.isError else None)
+
+
+# -- raw MCP SDK --------------------------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def mcp_session(url: str, token: str, *, read_timeout: float = READ_TIMEOUT_S) -> AsyncIterator[ClientSession]:
+    """An initialized ``mcp.ClientSession`` for one seat over streamable HTTP."""
+    http = httpx.AsyncClient(headers=seat_headers(token),
+                             timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=read_timeout))
+    async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def openai_tool_schemas(session: ClientSession) -> list[dict[str, Any]]:
+    """The seat's tools as OpenAI function-calling schemas (identical to core.tools.openai_tools())."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                              "parameters": t.inputSchema}}
+            for t in (await session.list_tools()).tools]
+
+
+class Held:
+    """An async context manager kept open by a task of its own (see :func:`hold_open`)."""
+
+    def __init__(self, value: Any, stop: asyncio.Event, task: asyncio.Task):
+        self.value, self._stop, self._task = value, stop, task
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        await self._task
+
+
+async def hold_open(cm: Any) -> Held:
+    """Enter ``cm`` in a background task and keep it open until ``aclose()``.
+
+    MCP client contexts (``mcp_session``, ``McpWorkbench``, ``MCPToolkit``) hold anyio cancel scopes, which
+    must be exited by the task that entered them. A team opens them in one turn's task and closes them in
+    ``aclose`` (another task; the episode runs each ``act`` under ``asyncio.wait_for``), so they are held
+    by a task of their own instead."""
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def holder() -> None:
+        try:
+            async with cm as value:
+                ready.set_result(value)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+                raise
+
+    task = asyncio.create_task(holder(), name="agentworld-mcp-client")
+    return Held(await ready, stop, task)
+
+
+class McpToolCaller:
+    """``await caller(agent_id, tool, args) -> ToolResult`` over one persistent MCP session per agent."""
+
+    def __init__(self, seats: dict[str, tuple[str, str]]):
+        self.seats = seats  # agent_id -> (url, token)
+        self._held: dict[str, Held] = {}
+        self._opening: dict[str, asyncio.Future] = {}
+
+    async def session(self, agent_id: str) -> ClientSession:
+        if agent_id in self._held:
+            return self._held[agent_id].value
+        if agent_id not in self.seats:
+            raise KeyError(f"no MCP seat for {agent_id}; seats: {', '.join(self.seats)}")
+        if agent_id not in self._opening:  # parallel first calls share one session
+            url, token = self.seats[agent_id]
+            self._opening[agent_id] = asyncio.ensure_future(hold_open(mcp_session(url, token)))
+        try:
+            held = await asyncio.shield(self._opening[agent_id])
+        finally:
+            if self._opening.get(agent_id) is not None and self._opening[agent_id].done():
+                self._opening.pop(agent_id, None)
+        self._held[agent_id] = held
+        return held.value
+
+    async def __call__(self, agent_id: str, tool: str, arguments: dict[str, Any] | None) -> ToolResult:
+        session = await self.session(agent_id)
+        return to_tool_result(await session.call_tool(tool, arguments or {}))
+
+    async def aclose(self) -> None:
+        held, self._held = list(self._held.values()), {}
+        for h in held:
+            await h.aclose()
+
+
+# -- AutoGen ------------------------------------------------------------------------------------------
+def autogen_server_params(url: str, token: str) -> Any:
+    from autogen_ext.tools.mcp import StreamableHttpServerParams
+
+    return StreamableHttpServerParams(url=url, headers=seat_headers(token), timeout=CONNECT_TIMEOUT_S,
+                                      sse_read_timeout=READ_TIMEOUT_S)
+
+
+@contextlib.asynccontextmanager
+async def autogen_workbench(url: str, token: str) -> AsyncIterator[Any]:
+    """An AutoGen ``McpWorkbench`` holding one session for the seat (``AssistantAgent(workbench=...)``)."""
+    from autogen_ext.tools.mcp import McpWorkbench
+
+    async with McpWorkbench(autogen_server_params(url, token)) as workbench:
+        yield workbench
+
+
+async def autogen_tools(url: str, token: str, session: ClientSession | None = None) -> list[Any]:
+    """AutoGen tool adapters; with ``session`` they reuse it, else each call opens its own session."""
+    from autogen_ext.tools.mcp import mcp_server_tools
+
+    return await mcp_server_tools(autogen_server_params(url, token), session=session)
+
+
+# -- LangChain / LangGraph ---------------------------------------------------------------------------
+def langchain_connection(url: str, token: str) -> dict[str, Any]:
+    from datetime import timedelta
+
+    return {"transport": "streamable_http", "url": url, "headers": seat_headers(token),
+            "timeout": timedelta(seconds=CONNECT_TIMEOUT_S), "sse_read_timeout": timedelta(seconds=READ_TIMEOUT_S)}
+
+
+async def langchain_tools(url: str, token: str) -> list[Any]:
+    """LangChain tools; each call opens a new MCP session (identity travels in the header)."""
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
+    return await load_mcp_tools(None, connection=langchain_connection(url, token))  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def langchain_session_tools(url: str, token: str) -> AsyncIterator[list[Any]]:
+    """LangChain tools over one persistent MCP session for the seat."""
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
+    async with mcp_session(url, token) as session:
+        yield await load_mcp_tools(session)
+
+
+# -- CAMEL --------------------------------------------------------------------------------------------
+def camel_config(url: str, token: str, name: str = "agentworld") -> dict[str, Any]:
+    return {"mcpServers": {name: {"url": url, "type": "streamable_http", "headers": seat_headers(token),
+                                  "timeout": READ_TIMEOUT_S}}}
+
+
+@contextlib.asynccontextmanager
+async def camel_toolkit(url: str, token: str) -> AsyncIterator[Any]:
+    """A connected CAMEL ``MCPToolkit`` for the seat.
+
+    Two limits of camel-ai 0.2.90's MCP wrapper: it drops ``send_chat_message`` (it builds a Python
+    signature, and the paper's parameter ``global`` is a Python keyword), and it ignores ``isError``.
+    :func:`camel_seat_tools` has neither problem."""
+    from camel.toolkits import MCPToolkit
+
+    async with MCPToolkit(config_dict=camel_config(url, token)) as toolkit:
+        yield toolkit
+
+
+async def camel_function_tools(session: ClientSession) -> list[Any]:
+    """CAMEL ``FunctionTool``s over an existing session; failures come back prefixed with ``ERROR:``."""
+    from camel.toolkits import FunctionTool
+
+    out = []
+    for t in (await session.list_tools()).tools:
+        async def call(_name: str = t.name, **kwargs: Any) -> str:
+            r = await session.call_tool(_name, kwargs)
+            text = result_text(r)
+            return f"ERROR: {text}" if r.isError else text
+
+        call.__name__ = t.name
+        schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                   "parameters": t.inputSchema}}
+        out.append(FunctionTool(call, openai_tool_schema=schema))
+    return out
+
+
+# -- the tool source of a framework team with --tools mcp -------------------------------------------------
+class McpToolSource(McpToolCaller):
+    """The MCP tool source a framework team opens in ``Team.start``: ``await source.call(agent_id, tool, args)``
+    goes through the episode's MCP server with that agent's token. ``aclose`` closes the sessions and stops
+    the server if this source started it."""
+
+    def __init__(self, server: Any, owns_server: bool, agent_ids: list[str]):
+        super().__init__({a: (server.url, server.token(a)) for a in agent_ids})
+        self.server = server
+        self.owns_server = owns_server
+
+    async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None) -> ToolResult:
+        return await self(agent_id, tool, arguments)
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self.owns_server:
+            await self.server.stop("team closed")
+
+
+async def open_mcp_tool_source(episode: Any, spec: Any = None, *, turn_timeout: float | None = None) -> McpToolSource:
+    """Start (or join) the episode's MCP server and return a tool source for the team's agents.
+
+    The server answers framework seats exactly as the in-process port does: a malformed call uses the turn
+    and results carry no extra observation text."""
+    from .server import EpisodeMcpServer
+
+    existing = getattr(episode, "mcp_server", None)
+    options = getattr(spec, "options", None) or {}
+    timeout = turn_timeout or options.get("turn_timeout") or getattr(episode, "turn_timeout", None) or 300.0
+    agent_ids = list(getattr(spec, "agent_ids", None) or episode.agent_ids)
+    framework = str(options.get("framework") or "framework")
+    server = existing if existing is not None else await EpisodeMcpServer(
+        episode, players={a: framework for a in agent_ids}, turn_timeout=float(timeout)).start()
+    return McpToolSource(server, existing is None, agent_ids)
+
+
+@contextlib.asynccontextmanager
+async def camel_seat_tools(url: str, token: str) -> AsyncIterator[list[Any]]:
+    """All 13 tools as CAMEL ``FunctionTool``s over one MCP session for the seat (failures marked ``ERROR:``)."""
+    async with mcp_session(url, token) as session:
+        yield await camel_function_tools(session)

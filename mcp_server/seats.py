@@ -1,0 +1,111 @@
+"""Seats: who may act as which character, and the seats file handed to external players.
+
+A seat is one agent slot of the task. External seats get a bearer token: an MCP client that presents it in
+``Authorization: Bearer <token>`` acts as that character and no other. Seats played in process (a framework
+team or a scripted policy) are listed too, without a token, so a reader of the file sees the whole team.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel
+
+
+class Seat(BaseModel):
+    agent_id: str  # the task's YAML key, e.g. "agent_1"
+    username: str  # the name other players see and transfer_items takes
+    role: str = ""  # one-line role summary from the task
+    player: str = "external"  # "external" (an MCP client) or the in-process framework playing it
+    url: str = ""  # the MCP endpoint (external seats)
+    token: str = ""  # bearer token (external seats)
+
+    @property
+    def external(self) -> bool:
+        return self.player == "external"
+
+
+class SeatsFile(BaseModel):
+    """The JSON written by ``agentworld serve --seats FILE``."""
+
+    task_id: str
+    url: str
+    turn_timeout_s: float
+    seats: list[Seat]
+
+    def seat(self, agent_id: str) -> Seat:
+        for s in self.seats:
+            if s.agent_id == agent_id:
+                return s
+        known = ", ".join(s.agent_id for s in self.seats)
+        raise KeyError(f"no seat {agent_id!r} in the seats file (seats: {known})")
+
+
+def new_token() -> str:
+    """A fresh unguessable bearer token (not derived from the seed: tokens must not be predictable)."""
+    return "aw_" + secrets.token_urlsafe(24)
+
+
+def role_summary(agent: Any) -> str:
+    """First line of an agent's role from the task (tasks may give ``role`` as text or a mapping)."""
+    role = getattr(agent, "role", "") or ""
+    if isinstance(role, dict):
+        role = role.get("summary") or role.get("name") or role.get("description") or ""
+    text = str(role).strip()
+    return text.splitlines()[0][:200] if text else ""
+
+
+def make_seats(task: Any, players: dict[str, str], url: str = "") -> list[Seat]:
+    """One seat per task agent, in turn order. ``players`` maps agent_id -> "external" or a framework name
+    (missing agents are external). External seats get fresh tokens."""
+    agents = list(getattr(task, "agents", []) or [])
+    ids = [a.agent_id for a in agents]
+    unknown = sorted(set(players) - set(ids))
+    if unknown:
+        raise ValueError(f"--seat names unknown agent(s) {', '.join(unknown)}; task {getattr(task, 'id', '?')} "
+                         f"has agents: {', '.join(ids)}")
+    seats = []
+    for a in agents:
+        player = players.get(a.agent_id, "external")
+        ext = player == "external"
+        seats.append(Seat(agent_id=a.agent_id, username=a.username, role=role_summary(a), player=player,
+                          url=url if ext else "", token=new_token() if ext else ""))
+    return seats
+
+
+def parse_seat_options(values: Iterable[str]) -> dict[str, str]:
+    """``--seat agent_2=oracle`` options -> {"agent_2": "oracle"}; names the bad option and the fix."""
+    out: dict[str, str] = {}
+    for v in values:
+        agent, sep, player = v.partition("=")
+        if not sep or not agent.strip() or not player.strip():
+            raise ValueError(f"--seat {v!r}: expected AGENT_ID=PLAYER, e.g. --seat agent_2=oracle "
+                             f"(PLAYER: external, or a framework name such as oracle or random)")
+        out[agent.strip()] = player.strip()
+    return out
+
+
+def write_seats_file(path: str | Path, seats: SeatsFile) -> Path:
+    """Write the seats file readable only by its owner (it holds bearer tokens)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(seats.model_dump_json(indent=2) + "\n")
+    try:
+        p.chmod(0o600)
+    except OSError:  # pragma: no cover - filesystems without permissions
+        pass
+    return p
+
+
+def read_seats_file(path: str | Path) -> SeatsFile:
+    p = Path(path)
+    try:
+        return SeatsFile.model_validate(json.loads(p.read_text()))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"seats file {p} not found: start the server with `agentworld serve --task ID "
+                                f"--seats {p}`") from None
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise ValueError(f"seats file {p} is not a valid seats file: {exc}") from None

@@ -1,0 +1,458 @@
+"""The 13 game tools of one running episode, served over MCP (streamable HTTP on 127.0.0.1 by default).
+
+- Tools are generated from ``core/tools.TOOLS``: same names, descriptions and input schemas
+  (``ToolSpec.json_schema()``), registered through FastMCP's low-level handlers so the schemas are exactly
+  ours rather than re-derived from Python signatures.
+- Identity: each seat has a bearer token (``Authorization: Bearer <token>``). :class:`SeatAuth` refuses a
+  request without a known token with HTTP 401, and an MCP session opened by one seat cannot be used with
+  another seat's token (HTTP 403). A connection acts only as its seat's character.
+- Turns: :class:`~agentworld.mcp_server.turns.TurnTracker` makes an early call wait for the agent's turn and
+  refuses a second call in one turn; the episode's gate executes and records every call.
+- Every tool result carries the outcome text and the agent's observation after the action, and
+  ``isError`` for failures, so a client can simply call tools in a loop.
+- Read-only resources (not tools, so the tool list stays the paper's 13): ``agentworld://brief``,
+  ``agentworld://observation``, ``agentworld://turn``.
+
+uvicorn runs in process, on the episode's own asyncio loop, so tool calls and the episode share state
+without threads or locks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+from typing import Any, Iterable
+
+import uvicorn
+from mcp import types
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ResourceError
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from ..core.effects import ToolResult
+from ..core.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
+from .seats import Seat, make_seats
+from .turns import TurnTracker
+
+MCP_PATH = "/mcp"
+MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
+
+
+class _QuietSessionClose(logging.Filter):
+    """mcp 1.30 logs a full traceback (rendered by rich: ~0.2 s of CPU on the server loop) whenever a client
+    ends its session while the standalone SSE stream is open. That is a normal close, not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (record.getMessage().startswith("Error in standalone SSE writer")
+                    and type(exc).__name__ in ("ClosedResourceError", "BrokenResourceError"))
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_QuietSessionClose())
+RESOURCES: dict[str, tuple[str, str, str]] = {  # uri -> (name, description, mime type)
+    "agentworld://brief": ("brief", "Your task brief: objectives, your role and guideline, the rules.", "text/plain"),
+    "agentworld://observation": ("observation", "What your character sees now (position, HP, inventory, nearby, "
+                                                "chat). Read-only: it does not use your turn.", "text/plain"),
+    "agentworld://turn": ("turn", "Whose turn it is (agent, username, round) and whether the episode is over.",
+                          "application/json"),
+}
+
+
+def tool_definitions(names: Iterable[str] | None = None) -> list[types.Tool]:
+    """The MCP tool definitions, derived from the one definition in core/tools.py."""
+    return [types.Tool(name=n, description=TOOLS[n].description, inputSchema=TOOLS[n].json_schema())
+            for n in (names or TOOL_NAMES)]
+
+
+class SeatAuth:
+    """ASGI middleware: bearer token -> seat. 401 without a known token; 403 when an MCP session opened by one
+    seat is used with another seat's token."""
+
+    def __init__(self, app: Any, tokens: dict[str, str], on_connect: Any = None):
+        self.app = app
+        self.tokens = tokens  # token -> agent_id
+        self.sessions: dict[str, str] = {}  # mcp-session-id -> agent_id
+        self.on_connect = on_connect
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        raw = headers.get(b"authorization", b"").decode("latin-1").strip()
+        scheme, _, token = raw.partition(" ")
+        if not raw:
+            await _deny(send, 401, "missing bearer token: send the header 'Authorization: Bearer <token>' with "
+                                   "your seat's token (from the seats file written by `agentworld serve`)")
+            return
+        agent = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if agent is None:
+            await _deny(send, 401, "unknown bearer token: use the token of your seat from the seats file "
+                                   "(tokens change every time the server starts)")
+            return
+        sid = headers.get(b"mcp-session-id", b"").decode("latin-1")
+        if sid and self.sessions.get(sid, agent) != agent:
+            await _deny(send, 403, "this MCP session belongs to another seat: open your own session with your "
+                                   "own token")
+            return
+        scope.setdefault("state", {})["agentworld_agent"] = agent
+        if self.on_connect is not None:
+            self.on_connect(agent)
+
+        async def send_bound(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                for k, v in message.get("headers", []):
+                    if k.lower() == b"mcp-session-id":
+                        self.sessions[v.decode("latin-1")] = agent
+            await send(message)
+
+        await self.app(scope, receive, send_bound)
+        if scope.get("method") == "DELETE" and sid:  # the client ended its session
+            self.sessions.pop(sid, None)
+
+
+async def _deny(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"error": "unauthorized" if status == 401 else "forbidden", "message": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="agentworld"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class GameMcp(FastMCP):
+    """FastMCP bound to one episode; tools and resources answer for the calling seat."""
+
+    def __init__(self, owner: "EpisodeMcpServer", **settings: Any):
+        self.owner = owner
+        super().__init__("agentworld", instructions=(
+            "AgentWorld: you play one character of a team in a turn-based 2D RPG world. Call exactly one tool "
+            "per turn; a call made before your turn waits for it. Each result ends with your observation. "
+            "Read agentworld://brief for your task and role."), log_level="WARNING", **settings)
+
+    def caller(self) -> str | None:
+        ctx = self.get_context()
+        req = ctx.request_context.request if ctx.request_context else None
+        if isinstance(req, Request):
+            return req.scope.get("state", {}).get("agentworld_agent") or self.owner.agent_for_token(
+                req.headers.get("authorization", "").partition(" ")[2].strip())
+        return None
+
+    async def list_tools(self) -> list[types.Tool]:
+        return self.owner.tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        agent = self.caller()
+        if agent is None:
+            return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
+        return await self.owner.handle_call(agent, name, arguments)
+
+    async def list_resources(self) -> list[types.Resource]:
+        return [types.Resource(uri=uri, name=name, description=desc, mimeType=mime)
+                for uri, (name, desc, mime) in RESOURCES.items()]
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        return []
+
+    async def read_resource(self, uri: Any) -> Iterable[ReadResourceContents]:
+        agent = self.caller()
+        key = str(uri)
+        if agent is None:
+            raise ResourceError("unauthorized: this connection has no seat")
+        if key not in RESOURCES:
+            raise ResourceError(f"unknown resource {key!r}; resources: {', '.join(RESOURCES)}")
+        return [ReadResourceContents(content=self.owner.read(agent, key), mime_type=RESOURCES[key][2])]
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+
+
+class EpisodeMcpServer:
+    """Serve one episode's tools over streamable HTTP, in process.
+
+    ``async with EpisodeMcpServer(episode) as server:`` (or ``await server.start()`` / ``await server.stop()``)
+    starts uvicorn on the running loop; ``server.url`` is the endpoint and ``server.seat(agent_id)`` gives a
+    seat's token. One server per episode: :meth:`join_or_start` returns the episode's server if one runs.
+    """
+
+    def __init__(self, episode: Any, *, players: dict[str, str] | None = None, host: str = "127.0.0.1",
+                 port: int = 0, turn_timeout: float = 120.0, wait_timeout: float | None = None,
+                 observation_in_results: bool | None = None, validate_before_turn: bool | None = None):
+        self.episode = episode
+        self.host, self.port = host, port
+        self.turn_timeout = turn_timeout
+        n = max(1, len(episode.agent_ids))
+        # An early call may have to wait for every other agent's turn (each bounded by the turn timeout), but
+        # no longer than MAX_WAIT_S: MCP clients give up on a silent response after a few minutes (the SDK's
+        # default read timeout is 300 s), and a clear "call again" result beats a transport error.
+        default_wait = min(turn_timeout * n + 5.0, MAX_WAIT_S)
+        self.tracker = TurnTracker(episode, wait_timeout=wait_timeout if wait_timeout is not None else default_wait)
+        # By default these follow the seat: an external seat's malformed call is answered at once without
+        # using the turn, and its results end with its observation (it has no other prompt). A seat played
+        # by an in-process framework team gets exactly what the in-process port gives: a malformed call
+        # uses the turn, and the result is the outcome alone (the next prompt carries the observation).
+        self.observation_in_results = observation_in_results
+        self.validate_before_turn = validate_before_turn
+        playing = set(episode.agent_ids)  # a variant may seat fewer agents than the task lists
+        self.seats: list[Seat] = [s for s in make_seats(episode.task, players or {}) if s.agent_id in playing]
+        for s in self.seats:  # every seat holds a token on the server; only external ones are published
+            if not s.token:
+                from .seats import new_token
+
+                s.token = new_token()
+        self._tokens = {s.token: s.agent_id for s in self.seats}
+        self.connected: set[str] = set()
+        self._connected_changed = asyncio.Event()
+        names = list(getattr(episode, "tools", None) or TOOL_NAMES)  # the variant may have removed chat
+        self.tools = tool_definitions([n for n in TOOL_NAMES if n in set(names)])
+        self._uvicorn: uvicorn.Server | None = None
+        self._auth: SeatAuth | None = None
+        self._task: asyncio.Task | None = None
+        self.url = ""
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @classmethod
+    async def join_or_start(cls, episode: Any, **kwargs: Any) -> "EpisodeMcpServer":
+        """The episode's running server, or a new one started for it (attached as ``episode.mcp_server``)."""
+        existing = getattr(episode, "mcp_server", None)
+        if isinstance(existing, EpisodeMcpServer):
+            return existing
+        return await cls(episode, **kwargs).start()
+
+    async def start(self) -> "EpisodeMcpServer":
+        if self._task is not None:
+            return self
+        mcp = GameMcp(self, host=self.host, streamable_http_path=MCP_PATH)
+
+        @mcp.custom_route("/whoami", methods=["GET"])
+        async def whoami(request: Request) -> JSONResponse:
+            agent = request.scope.get("state", {}).get("agentworld_agent")
+            seat = self.seat(agent)
+            return JSONResponse({"agent_id": seat.agent_id, "username": seat.username, "role": seat.role,
+                                 "task_id": getattr(self.episode.task, "id", ""), "mcp_url": self.url})
+
+        app = self._auth = SeatAuth(mcp.streamable_http_app(), self._tokens, on_connect=self._on_connect)
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise ValueError(f"cannot listen on {self.host}:{self.port} ({exc.strerror}): choose another --port, "
+                             "or leave it out to take a free one") from None
+        self.port = sock.getsockname()[1]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{self.port}{MCP_PATH}"
+        for s in self.seats:
+            s.url = self.url
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=2, ws="none")
+        self._uvicorn = _InProcessUvicorn(config)
+        self._task = asyncio.create_task(self._uvicorn.serve(sockets=[sock]), name="agentworld-mcp")
+        while not self._uvicorn.started:
+            if self._task.done():
+                self._task.result()  # raises the startup error
+                raise RuntimeError(f"MCP server on {self.url} stopped during startup")
+            await asyncio.sleep(0.01)
+        self.episode.mcp_server = self
+        return self
+
+    async def stop(self, reason: str = "stopped") -> None:
+        if not self.tracker.finished:
+            self.tracker.finish(reason)
+        if self._uvicorn is not None and self._task is not None:
+            self._uvicorn.should_exit = True
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._task = None
+        if getattr(self.episode, "mcp_server", None) is self:
+            self.episode.mcp_server = None
+
+    async def __aenter__(self) -> "EpisodeMcpServer":
+        return await self.start()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()
+
+    # -- seats -----------------------------------------------------------------------------------
+    def seat(self, agent_id: str | None) -> Seat:
+        for s in self.seats:
+            if s.agent_id == agent_id:
+                return s
+        raise KeyError(f"no seat {agent_id!r}; seats: {', '.join(s.agent_id for s in self.seats)}")
+
+    def token(self, agent_id: str) -> str:
+        return self.seat(agent_id).token
+
+    def agent_for_token(self, token: str) -> str | None:
+        return self._tokens.get(token)
+
+    def _on_connect(self, agent: str) -> None:
+        if agent not in self.connected:
+            self.connected.add(agent)
+            ev, self._connected_changed = self._connected_changed, asyncio.Event()
+            ev.set()
+
+    async def wait_sessions_closed(self, timeout: float) -> int:
+        """After the episode: give clients up to ``timeout`` seconds to end their sessions (so they read their
+        last result and close cleanly instead of finding the server gone). Returns the sessions still open."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._auth is not None and self._auth.sessions and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        return len(self._auth.sessions) if self._auth is not None else 0
+
+    async def wait_connected(self, agent_ids: Iterable[str], timeout: float | None = None) -> set[str]:
+        """Wait until every given seat has made at least one authenticated request; returns the missing ones."""
+        want = set(agent_ids)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while not want <= self.connected:
+            ev = self._connected_changed
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(ev.wait(), remaining)
+        return want - self.connected
+
+    # -- tool calls and resources ----------------------------------------------------------------
+    async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        external = self.seat(agent).external
+        validate = external if self.validate_before_turn is None else self.validate_before_turn
+        if validate:
+            problem = self._malformed(name, arguments)
+            if problem:
+                return self._result(agent, ToolResult.fail("bad_args" if name in TOOLS else "unknown_tool",
+                                                           problem + " Not executed: your turn is not used; "
+                                                                     "fix the call and try again."), 0)
+        result, lost = await self.tracker.call(agent, name, arguments)
+        return self._result(agent, result, lost)
+
+    def _malformed(self, name: str, arguments: Any) -> str | None:
+        allowed = [t.name for t in self.tools]
+        if name not in allowed:
+            return f"Unknown tool {name!r}; tools: {', '.join(allowed)}."
+        try:
+            TOOLS[name].parse(arguments)
+        except ToolArgsError as exc:
+            return str(exc)
+        return None
+
+    def _result(self, agent: str, result: ToolResult, lost: int) -> types.CallToolResult:
+        external = self.seat(agent).external
+        text = result.text or ("ok" if result.ok else "failed")
+        if not result.ok and result.error:
+            text = f"[{result.error}] {text}"
+        if lost and external:
+            text += (f"\n(Note: you lost {lost} turn(s) before this call: no call arrived within the "
+                     f"{self.turn_timeout:g} s turn timeout.)")
+        structured: dict[str, Any] = {"ok": result.ok, "error": result.error, "result": result.text}
+        if external if self.observation_in_results is None else self.observation_in_results:
+            obs = self.observation(agent)
+            if obs is not None:
+                text += "\n\n--- Your observation now ---\n" + obs.render_text()
+                structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
+        structured["turn"] = self.tracker.whose_turn()
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structuredContent=structured, isError=not result.ok)
+
+    def observation(self, agent: str) -> Any:
+        """The agent's observation now (after its action), with the episode's round and budget fields.
+
+        Reading it must not disturb the episode: the engine's ``observe`` hands over (and clears) the chat
+        and notes received since the last turn, so :func:`peek_observation` leaves them in place for the
+        agent's next turn."""
+        ep = self.episode
+        obs = peek_observation(ep.world, agent)
+        if obs is None:
+            return None
+        used = dict(getattr(ep, "actions_used", {}) or {}).get(agent, 0)
+        cur = self.tracker.current
+        rec = getattr(ep.gate, "_record", None)
+        if cur is not None and cur.agent_id == agent and rec is not None and rec.tool and rec.tool not in CHAT_TOOLS:
+            used += 1  # the episode counts this turn's action when the turn closes
+        max_steps = getattr(ep.task, "max_action_steps", None)
+        return obs.model_copy(update={
+            "round": getattr(ep, "round", 0) or obs.round, "max_rounds": getattr(ep.task, "rounds", 0),
+            "actions_left": max(0, max_steps - used) if max_steps else None})
+
+    def read(self, agent: str, uri: str) -> str:
+        if uri == "agentworld://turn":
+            state = self.tracker.whose_turn()
+            state["you"] = agent
+            state["your_turn"] = state.get("agent_id") == agent
+            return json.dumps(state)
+        if uri == "agentworld://observation":
+            obs = self.observation(agent)
+            if obs is None:
+                turn = self.tracker.turns.get(agent)
+                return turn.observation_text if turn else "The episode has not started yet: no observation."
+            return obs.render_text()
+        return self.brief(agent)
+
+    def brief(self, agent: str) -> str:
+        turn = self.tracker.turns.get(agent)
+        if turn is not None and turn.system_prompt:
+            return turn.system_prompt
+        rendered = (getattr(self.episode, "system_prompts", None) or {}).get(agent)
+        if rendered:  # the episode renders every brief up front (variant-aware)
+            return rendered
+        task = self.episode.task
+        me = next((a for a in task.agents if a.agent_id == agent), None)
+        try:
+            from ..core import prompts
+
+            return prompts.render_system(task, me, self.episode.world.rules)
+        except Exception:  # prompts or world not ready: a plain brief from the task fields
+            return compose_brief(task, agent)
+
+
+def compose_brief(task: Any, agent_id: str) -> str:
+    """A plain brief from the task fields (used before the episode has rendered its prompts)."""
+    me = next((a for a in task.agents if a.agent_id == agent_id), None)
+    lines = [f"Task: {task.name}", task.description or "", f"Objective: {task.objectives.primary}"]
+    lines += [f"- {s}" for s in task.objectives.secondary]
+    if me is not None:
+        lines.append(f"You are {me.username}" + (f", the {me.role}" if me.role else "") + ".")
+        if me.guideline:
+            lines.append(me.guideline)
+    team = ", ".join(f"{a.username}" + (f" ({a.role})" if a.role else "") for a in task.agents)
+    lines.append(f"Team (turn order): {team}")
+    if task.relevant_game_context:
+        lines.append(task.relevant_game_context)
+    lines.append(f"Budget: {task.rounds} rounds, {task.max_action_steps} action steps per agent.")
+    return "\n".join(x for x in lines if x)
+
+
+def peek_observation(world: Any, agent_id: str) -> Any:
+    """``world.observe(agent_id)`` without consuming the chat and notes that belong to the next turn.
+
+    Uses ``world.peek(agent_id)`` when a backend provides it; for the embedded engine it saves and restores
+    the player's mailbox and notes around ``observe``. For other backends it returns None (no observation in
+    results rather than a read with side effects)."""
+    peek = getattr(world, "peek", None)
+    if callable(peek):
+        return peek(agent_id)
+    player = getattr(world, "players", {}).get(agent_id) if isinstance(getattr(world, "players", None), dict) else None
+    if player is None or not all(hasattr(player, f) for f in ("mailbox", "notes", "chat_dropped")):
+        return None
+    saved = (list(player.mailbox), list(player.notes), player.chat_dropped)
+    try:
+        return world.observe(agent_id)
+    finally:
+        player.mailbox, player.notes, player.chat_dropped = saved
+
+
+class _InProcessUvicorn(uvicorn.Server):
+    """uvicorn sharing the caller's loop; leaves signal handling to the caller (Ctrl-C ends the episode)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):  # type: ignore[override]
+        yield

@@ -1,0 +1,472 @@
+"""What the four framework plugins share: prompts, tools, history budget, retries and accounting.
+
+- **Tools.** :class:`ToolRouter` is one agent's way to the 13 tools. Every framework's tool objects call
+  ``router.call(name, args)``, which goes to ``turn.port.call`` (in process) or to the episode's MCP server
+  (``options["tools"] == "mcp"``). All calls go through the turn gate, so a second call in the same turn is
+  refused there and the refusal text is what the model reads as the tool result.
+- **History budget.** Each agent keeps its own conversation in its framework's own memory. Before a model
+  call, the oldest turns are folded into one summary line until the history fits ``context_budget``
+  characters (:class:`HistoryBudget`); the number of messages folded is reported as
+  ``TurnOutcome.context_trimmed``.
+- **Retries.** :func:`call_model` wraps every model request: timeouts, connection errors, 5xx and
+  malformed responses are retried with exponential backoff; when the attempts run out the turn reports
+  ``TurnOutcome.infra_error`` (the episode goes on).
+- **Accounting.** :class:`TurnMeter` counts tokens, model latency, model calls and time spent in the
+  tools (the harness) per turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
+
+from ...core.effects import ToolResult
+from ...core.models import ModelSpec
+from ...core.protocol import Team, TeamSpec, Turn, TurnOutcome
+from ...core.tools import TOOLS, ToolSpec
+
+log = logging.getLogger("agentworld.frameworks")
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- accounting
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate (4 characters a token) for models that report no usage (scripted ones)."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+@dataclass
+class TurnMeter:
+    """What one agent's turn cost: filled by the model wrapper and the tool router."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_latency_s: float = 0.0
+    model_calls: int = 0  # attempts, failed ones included
+    tool_s: float = 0.0  # time inside tool calls (the harness: gate, world, recording)
+    raw_calls: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # failed model attempts, in order
+    trimmed: int = 0  # history messages folded into the summary this turn
+
+    def usage(self, tokens_in: int | None, tokens_out: int | None) -> None:
+        self.tokens_in += int(tokens_in or 0)
+        self.tokens_out += int(tokens_out or 0)
+
+    def emitted(self, name: str, arguments: Any) -> None:
+        """Record a call as the model emitted it (JSON-string arguments decoded when they are valid JSON)."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                pass
+        self.raw_calls.append({"name": name, "arguments": arguments})
+
+    def outcome(self, *, thinking: str = "", infra_error: str | None = None) -> TurnOutcome:
+        return TurnOutcome(thinking=thinking, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
+                           model_latency_s=round(self.model_latency_s, 6), model_calls=self.model_calls,
+                           infra_error=infra_error, context_trimmed=self.trimmed,
+                           raw_calls=list(self.raw_calls))
+
+
+@dataclass
+class TurnTiming:
+    """Per-turn timings kept by every team for the framework-overhead benchmark."""
+
+    agent_id: str
+    total_s: float
+    model_s: float
+    tool_s: float
+
+    @property
+    def framework_s(self) -> float:
+        return max(0.0, self.total_s - self.model_s - self.tool_s)
+
+
+# ---------------------------------------------------------------------- retries
+
+
+class ModelServiceError(RuntimeError):
+    """The model service failed (after retries, or with an error that retrying cannot fix)."""
+
+
+class MalformedResponse(ValueError):
+    """The model service answered, but not with a usable completion."""
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int):
+            return v
+    resp = getattr(exc, "response", None)
+    v = getattr(resp, "status_code", None)
+    return v if isinstance(v, int) else None
+
+
+def describe_error(exc: BaseException) -> str:
+    status = _status_of(exc)
+    name = type(exc).__name__
+    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"{name}{f' {status}' if status else ''}: {text}" if text else name
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """5xx, 408/409/429, timeouts, connection errors and malformed answers are retried; other 4xx are not."""
+    status = _status_of(exc)
+    if status is not None and status >= 400:  # a 2xx here means the body was unusable: malformed, retry
+        return status >= 500 or status in (408, 409, 429)
+    return True  # timeouts, connection resets, JSON/validation errors: all transient from our side
+
+
+async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter: TurnMeter,
+                     validate: Callable[[T], None] | None = None) -> T:
+    """Run one model request with the spec's timeout, retries and exponential backoff, metering each attempt.
+
+    ``validate`` raises :class:`MalformedResponse` (or anything) for an unusable answer, which is retried
+    like a 5xx. Raises :class:`ModelServiceError` when no attempt succeeded."""
+    attempts = spec.retries + 1
+    for attempt in range(1, attempts + 1):
+        started = time.perf_counter()
+        try:
+            result = await asyncio.wait_for(request(), timeout=spec.timeout)
+            if validate is not None:
+                validate(result)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure of the model service is classified here
+            if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
+                exc = TimeoutError(f"no answer within {spec.timeout:g}s")
+            meter.model_latency_s += time.perf_counter() - started
+            meter.model_calls += 1
+            what = describe_error(exc)
+            meter.errors.append(what)
+            if not is_retryable(exc):
+                raise ModelServiceError(f"model service error (not retried): {what}") from exc
+            if attempt == attempts:
+                raise ModelServiceError(f"model service failed {attempts} time(s); last: {what}") from exc
+            delay = min(spec.backoff_max, spec.backoff * 2 ** (attempt - 1))
+            log.warning("model request failed (%s), attempt %d/%d; retrying in %.2fs", what, attempt, attempts, delay)
+            await asyncio.sleep(delay)
+        else:
+            meter.model_latency_s += time.perf_counter() - started
+            meter.model_calls += 1
+            return result
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def find_model_error(exc: BaseException) -> ModelServiceError | None:
+    """Frameworks wrap exceptions raised in the model layer; dig ours out of the chain."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        cur = stack.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, ModelServiceError):
+            return cur
+        stack.extend([cur.__cause__, cur.__context__])
+        stack.extend(getattr(cur, "exceptions", []) or [])
+    return None
+
+
+# ---------------------------------------------------------------------- prompts
+
+
+def turn_messages(turn: Turn) -> tuple[str, str]:
+    """The two texts each framework sends per turn: the constant system prompt and this turn's user prompt
+    (observation, chat received, what to do), both rendered by the episode (``core/prompts.py``)."""
+    system = turn.system_prompt or f"You are {turn.username}, a player in a shared 2D RPG world."
+    user = turn.user_prompt or turn.observation_text
+    return system, user
+
+
+def result_text(result: ToolResult) -> str:
+    """What the model reads back from a tool call (refusals and failures say so up front)."""
+    if result.ok:
+        return result.text
+    return f"FAILED ({result.error or 'error'}): {result.text}"
+
+
+# ---------------------------------------------------------------------- tools
+
+
+class ToolRouter:
+    """One agent's tool access for the current turn.
+
+    The team sets :attr:`turn` before it invokes the framework; tool objects call :meth:`call`."""
+
+    def __init__(self, agent_id: str, mcp_call: Callable[[str, str, dict[str, Any]], Awaitable[ToolResult]] | None = None):
+        self.agent_id = agent_id
+        self.turn: Turn | None = None
+        self.meter = TurnMeter()
+        self.results: list[ToolResult] = []
+        self._mcp_call = mcp_call
+
+    def begin(self, turn: Turn) -> TurnMeter:
+        self.turn = turn
+        self.meter = TurnMeter()
+        self.results = []
+        return self.meter
+
+    async def call(self, name: str, arguments: Any) -> ToolResult:
+        if self.turn is None:
+            return ToolResult.fail("refused", f"{self.agent_id}: no turn is open")
+        if isinstance(arguments, str):  # some models hand the arguments over as a JSON string
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                pass
+        started = time.perf_counter()
+        try:
+            if self._mcp_call is not None:
+                result = await self._mcp_call(self.agent_id, name, arguments)
+            else:
+                result = await self.turn.port.call(name, arguments)
+        finally:
+            self.meter.tool_s += time.perf_counter() - started
+        self.results.append(result)
+        return result
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """A tool as every framework needs it: name, description, JSON schema, and an async runner."""
+
+    spec: ToolSpec
+    router: ToolRouter
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    def schema(self) -> dict[str, Any]:
+        return self.spec.json_schema()
+
+    def openai_schema(self) -> dict[str, Any]:
+        return self.spec.openai_schema()
+
+    async def run(self, arguments: Any) -> str:
+        return result_text(await self.router.call(self.spec.name, arguments))
+
+
+def tool_bindings(tools: Sequence[ToolSpec] | None, router: ToolRouter) -> list[ToolBinding]:
+    """The turn's tools (variant-dependent; all 13 when the episode gives none) bound to one agent."""
+    specs = list(tools) if tools else list(TOOLS.values())
+    return [ToolBinding(s, router) for s in specs]
+
+
+# ---------------------------------------------------------------------- history budget
+
+
+def drop_count(sizes: Sequence[int], budget: int, keep_last: int = 1) -> int:
+    """How many of the oldest groups to drop so the rest fits ``budget`` (the newest ``keep_last`` stay)."""
+    total = sum(sizes)
+    k = 0
+    while total > budget and k < len(sizes) - keep_last:
+        total -= sizes[k]
+        k += 1
+    return k
+
+
+class HistoryBudget:
+    """Keeps one agent's history within ``budget`` characters by folding the oldest turns into a summary.
+
+    A *group* is one past turn: the user prompt, the model's answer and the tool results. Groups are
+    dropped whole (so every tool call keeps its result) and remembered as counts of the tools used."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.turns_folded = 0
+        self.messages_folded = 0
+        self.tools_used: Counter[str] = Counter()
+
+    def plan(self, sizes: Sequence[int], keep_last: int = 1) -> int:
+        reserve = max(300, len(self.summary() or "") + 100)  # the summary line itself must fit too
+        return drop_count(sizes, max(0, self.budget - reserve), keep_last)
+
+    def fold(self, n_messages: int, tool_names: Iterable[str]) -> None:
+        self.turns_folded += 1
+        self.messages_folded += n_messages
+        self.tools_used.update(tool_names)
+
+    def summary(self) -> str | None:
+        if not self.turns_folded:
+            return None
+        used = ", ".join(f"{name} x{n}" for name, n in sorted(self.tools_used.items(), key=lambda kv: (-kv[1], kv[0])))
+        return (f"[History summary: your {self.turns_folded} earliest turns were removed to stay within the "
+                f"context budget. Tools you called in them: {used or 'none'}. Your current state is in the "
+                f"latest observation.]")
+
+
+def openai_groups(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """Split OpenAI-format messages into a head (system messages) and per-turn groups (each starts at a user message)."""
+    head: list[dict[str, Any]] = []
+    groups: list[list[dict[str, Any]]] = []
+    for m in messages:
+        if m.get("role") in ("system", "developer") and not groups:
+            head.append(m)
+        elif m.get("role") == "user" or not groups:
+            groups.append([m])
+        else:
+            groups[-1].append(m)
+    return head, groups
+
+
+def message_chars(m: Any) -> int:
+    """Size of one message in characters (content plus tool-call arguments), for any framework's type."""
+    if isinstance(m, dict):
+        content = m.get("content")
+        calls = m.get("tool_calls") or []
+    else:
+        content = getattr(m, "content", None)
+        calls = getattr(m, "tool_calls", None) or []
+    if isinstance(content, str):
+        n = len(content)
+    elif isinstance(content, list):
+        n = sum(len(json.dumps(c, default=str)) if not isinstance(c, str) else len(c) for c in content)
+    elif content is None:
+        n = 0
+    else:
+        n = len(str(content))
+    return n + sum(len(json.dumps(c, default=str)) for c in calls)
+
+
+def openai_tool_names(group: Sequence[dict[str, Any]]) -> list[str]:
+    return [c.get("function", {}).get("name", "?") for m in group for c in (m.get("tool_calls") or [])]
+
+
+def trim_openai_history(history: list[dict[str, Any]], budget: HistoryBudget, incoming_chars: int = 0) -> int:
+    """Fold the oldest turns of an OpenAI-format history (no system message) in place; returns messages folded."""
+    _, groups = openai_groups(history)
+    sizes = [sum(message_chars(m) for m in g) for g in groups] + [incoming_chars]
+    k = budget.plan(sizes)
+    folded = 0
+    for g in groups[:k]:
+        budget.fold(len(g), openai_tool_names(g))
+        folded += len(g)
+    del history[:folded]
+    return folded
+
+
+async def close_openai_client(client: Any) -> None:
+    """Close an ``openai.AsyncOpenAI`` held inside a framework object. Left to the garbage collector, the SDK
+    schedules the close on whatever loop runs then, which fails for connections of a loop already closed."""
+    if client is not None and hasattr(client, "close"):
+        try:
+            await client.close()
+        except RuntimeError:  # its loop is gone already; nothing left to release
+            pass
+
+
+# ---------------------------------------------------------------------- team base
+
+
+class FrameworkTeam(Team):
+    """Common skeleton of the four framework teams: one agent per character, built on its first turn.
+
+    Subclasses implement :meth:`build_agent` (framework objects for one character) and :meth:`step`
+    (one framework invocation; returns the model's text). Everything else (tool routing, metering,
+    infra errors, the budget and the MCP tool source) lives here."""
+
+    framework = "base"
+
+    def __init__(self, spec: TeamSpec):
+        self.spec = spec
+        self.model = ModelSpec.from_team_spec(spec)
+        if not self.model.is_scripted:
+            self.model.api_key()  # fail now, naming the variable, rather than on every turn (key not kept)
+        self.tools_mode = str(spec.options.get("tools", "inproc"))
+        if self.tools_mode not in ("inproc", "mcp"):
+            raise ValueError(f"{self.framework}: option tools={self.tools_mode!r}; use 'inproc' or 'mcp' (--tools)")
+        self.routers: dict[str, ToolRouter] = {}
+        self.budgets: dict[str, HistoryBudget] = {}
+        self.agents: dict[str, Any] = {}
+        self.timings: list[TurnTiming] = []
+        self._mcp: Any = None  # MCP tool source, opened in start() when tools == "mcp"
+        self._policy: Any = None  # scripted policy shared by the team's fake models
+        self._policy_turn: Turn | None = None
+
+    # --- scripted models: one policy per team, asked once per turn (fakes read the current turn)
+    def scripted_policy(self) -> Any:
+        if self._policy is None:
+            from .scripted import make_policy
+
+            self._policy = make_policy(self.model.model, self.spec.task, self.spec.seed)
+        return self._policy
+
+    def current_turn(self) -> Turn:
+        if self._policy_turn is None:
+            raise RuntimeError("scripted model called outside a turn")
+        return self._policy_turn
+
+    # --- lifecycle
+    async def start(self, episode: Any) -> None:
+        if self.tools_mode == "mcp":
+            # The same 13 tools, reached through the episode's MCP server (started or joined here) with
+            # each agent's own seat token; the server calls the same turn gate, so results are identical.
+            from ...mcp_server.clients import open_mcp_tool_source
+
+            self._mcp = await open_mcp_tool_source(episode, self.spec)
+
+    async def aclose(self) -> None:
+        for agent in self.agents.values():
+            await self.close_agent(agent)
+        if self._mcp is not None:
+            await self._mcp.aclose()
+            self._mcp = None
+
+    async def close_agent(self, agent: Any) -> None:  # noqa: B027 - optional
+        """Release one agent's framework objects (clients, sessions)."""
+
+
+    # --- one turn
+    async def act(self, turn: Turn) -> TurnOutcome:
+        started = time.perf_counter()
+        router = self.routers.get(turn.agent_id)
+        if router is None:
+            mcp_call = self._mcp.call if self._mcp is not None else None
+            router = self.routers[turn.agent_id] = ToolRouter(turn.agent_id, mcp_call)
+            self.budgets[turn.agent_id] = HistoryBudget(self.model.context_budget)
+        meter = router.begin(turn)
+        self._policy_turn = turn
+        infra: str | None = None
+        thinking = ""
+        try:
+            agent = self.agents.get(turn.agent_id)
+            if agent is None:
+                agent = self.agents[turn.agent_id] = await self.build_agent(turn, router)
+            meter.trimmed += await self.trim(agent, turn, self.budgets[turn.agent_id])
+            thinking = await self.step(agent, turn, router)
+        except Exception as exc:  # noqa: BLE001 - a failing model service must not end the episode
+            err = find_model_error(exc)
+            if err is None:
+                raise
+            infra = str(err)
+            log.warning("%s %s round %s: %s", self.framework, turn.agent_id, turn.round, infra)
+        finally:
+            self._policy_turn = None
+        self.timings.append(TurnTiming(turn.agent_id, time.perf_counter() - started, meter.model_latency_s, meter.tool_s))
+        return meter.outcome(thinking=thinking, infra_error=infra)
+
+    async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
+        raise NotImplementedError
+
+    async def trim(self, agent: Any, turn: Turn, budget: HistoryBudget) -> int:
+        """Fold old history so it fits the budget together with this turn's prompt; returns messages folded."""
+        return 0
+
+    async def step(self, agent: Any, turn: Turn, router: ToolRouter) -> str:
+        raise NotImplementedError

@@ -1,0 +1,238 @@
+"""Scripted policies behind each framework's OWN model interface, so every framework runs its real code path
+offline: AutoGen's ``ChatCompletionClient``, LangChain's ``BaseChatModel`` (with ``bind_tools``), CAMEL's
+``BaseModelBackend`` and, for the plain agent, the real ``openai`` SDK over an in-process HTTP transport.
+
+Each fake takes a ``decide()`` callable: the team points it at ``policy.decide(current_turn)``
+(``plugins/agents/scripted.py``), so the model answers the current turn with the policy's one tool call
+(or with text when the policy passes). Token usage is estimated from the characters the framework
+actually sent (4 characters a token), so the accounting paths run as they would with a real model.
+
+Framework imports happen inside the builder functions: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any, Callable, Sequence
+
+from .common import approx_tokens, message_chars
+
+Decision = tuple[str, dict[str, Any]] | None
+Decide = Callable[[], Decision]
+NO_ACTION_TEXT = "I have nothing useful to do this turn."
+
+_ids = itertools.count(1)
+
+
+def _call_id() -> str:
+    return f"call_{next(_ids):06d}"
+
+
+# ---------------------------------------------------------------------- OpenAI Chat Completions wire format
+
+
+def chat_completion_payload(decision: Decision | list[tuple[str, dict[str, Any]]], *, model: str,
+                            prompt_chars: int) -> dict[str, Any]:
+    """A Chat Completions response body answering with the decision: one tool call, or text. A list of
+    decisions gives several calls in one answer (tests use it to check that the gate refuses the second)."""
+    calls = decision if isinstance(decision, list) else ([] if decision is None else [decision])
+    if not calls:
+        message: dict[str, Any] = {"role": "assistant", "content": NO_ACTION_TEXT}
+        finish, out_chars = "stop", len(NO_ACTION_TEXT)
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": []}
+        out_chars = 0
+        for name, args in calls:
+            arguments = json.dumps(args)
+            message["tool_calls"].append(
+                {"id": _call_id(), "type": "function", "function": {"name": name, "arguments": arguments}})
+            out_chars += len(name) + len(arguments)
+        finish = "tool_calls"
+    prompt_tokens, completion_tokens = approx_tokens("x" * prompt_chars), approx_tokens("x" * out_chars)
+    return {"id": f"chatcmpl-{_call_id()}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "finish_reason": finish, "message": message, "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def request_chars(body: dict[str, Any]) -> int:
+    return sum(message_chars(m) for m in body.get("messages", []))
+
+
+def scripted_openai_client(decide: Decide, model: str = "scripted"):
+    """A real ``openai.AsyncOpenAI`` whose HTTP transport answers in process from ``decide()``."""
+    import httpx
+    from openai import AsyncOpenAI
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/chat/completions"):
+            return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
+        body = json.loads(request.content)
+        return httpx.Response(200, json=chat_completion_payload(decide(), model=body.get("model", model),
+                                                                 prompt_chars=request_chars(body)))
+
+    http_client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    return AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=http_client, max_retries=0)
+
+
+# ---------------------------------------------------------------------- AutoGen
+
+
+def scripted_autogen_client(decide: Decide):
+    """An AutoGen ``ChatCompletionClient`` (function-calling model info) answering from ``decide()``."""
+    from autogen_core import FunctionCall
+    from autogen_core.models import ChatCompletionClient, CreateResult, ModelFamily, ModelInfo, RequestUsage
+
+    info = ModelInfo(vision=False, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN,
+                     structured_output=False, multiple_system_messages=True)
+
+    class ScriptedChatCompletionClient(ChatCompletionClient):
+        def __init__(self) -> None:
+            self._total = RequestUsage(prompt_tokens=0, completion_tokens=0)
+            self._last = RequestUsage(prompt_tokens=0, completion_tokens=0)
+            self.create_calls = 0
+
+        async def create(self, messages, *, tools=(), tool_choice="auto", json_output=None, extra_create_args={},
+                         cancellation_token=None) -> CreateResult:
+            self.create_calls += 1
+            decision = decide()
+            prompt = approx_tokens("x" * sum(message_chars(m) for m in messages))
+            if decision is None:
+                content: Any = NO_ACTION_TEXT
+                finish, out = "stop", approx_tokens(NO_ACTION_TEXT)
+            else:
+                name, args = decision
+                arguments = json.dumps(args)
+                content = [FunctionCall(id=_call_id(), name=name, arguments=arguments)]
+                finish, out = "function_calls", approx_tokens(name + arguments)
+            self._last = RequestUsage(prompt_tokens=prompt, completion_tokens=out)
+            self._total = RequestUsage(prompt_tokens=self._total.prompt_tokens + prompt,
+                                       completion_tokens=self._total.completion_tokens + out)
+            return CreateResult(finish_reason=finish, content=content, usage=self._last, cached=False)
+
+        async def create_stream(self, messages, **kwargs):  # AssistantAgent streams only when asked to
+            yield await self.create(messages, **kwargs)
+
+        async def close(self) -> None:
+            return None
+
+        def actual_usage(self) -> RequestUsage:
+            return self._last
+
+        def total_usage(self) -> RequestUsage:
+            return self._total
+
+        def count_tokens(self, messages, *, tools=()) -> int:
+            return approx_tokens("x" * sum(message_chars(m) for m in messages))
+
+        def remaining_tokens(self, messages, *, tools=()) -> int:
+            return 1_000_000 - self.count_tokens(messages)
+
+        @property
+        def capabilities(self):  # deprecated in AutoGen, still abstract
+            return info
+
+        @property
+        def model_info(self) -> ModelInfo:
+            return info
+
+    return ScriptedChatCompletionClient()
+
+
+# ---------------------------------------------------------------------- LangChain / LangGraph
+
+
+def scripted_langchain_model(decide: Decide):
+    """A LangChain ``BaseChatModel`` that supports ``bind_tools`` and answers from ``decide()``."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class ScriptedChatModel(BaseChatModel):
+        decide_fn: Any = None
+        bound_tools: list[str] = []
+
+        @property
+        def _llm_type(self) -> str:
+            return "agentworld-scripted"
+
+        def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any):
+            # A real model gets the schemas; the scripted one only needs to know they were offered.
+            names = [getattr(t, "name", None) or t.get("function", {}).get("name") for t in tools]
+            return self.model_copy(update={"bound_tools": names})
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            decision = self.decide_fn()
+            prompt = approx_tokens("x" * sum(message_chars(m) for m in messages))
+            if decision is None:
+                msg = AIMessage(content=NO_ACTION_TEXT)
+                out = approx_tokens(NO_ACTION_TEXT)
+            else:
+                name, args = decision
+                msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": _call_id(), "type": "tool_call"}])
+                out = approx_tokens(name + json.dumps(args))
+            msg.usage_metadata = {"input_tokens": prompt, "output_tokens": out, "total_tokens": prompt + out}
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            return self._generate(messages, stop=stop, **kwargs)
+
+    return ScriptedChatModel(decide_fn=decide)
+
+
+# ---------------------------------------------------------------------- CAMEL
+
+
+def char_token_counter():
+    """A CAMEL token counter that needs no tokenizer files (CAMEL's default downloads tiktoken's at step time)."""
+    from camel.utils import BaseTokenCounter
+
+    class CharTokenCounter(BaseTokenCounter):
+        def count_tokens_from_messages(self, messages) -> int:
+            return approx_tokens("x" * sum(message_chars(m) for m in messages))
+
+        def encode(self, text: str) -> list[int]:
+            return [0] * approx_tokens(text)
+
+        def decode(self, token_ids: list[int]) -> str:
+            return ""
+
+    return CharTokenCounter()
+
+
+def scripted_camel_backend(decide: Decide):
+    """A CAMEL ``BaseModelBackend`` answering each request with the policy's call for the current turn."""
+    from camel.models import BaseModelBackend
+    from camel.types import ChatCompletion, ModelType
+
+    counter = char_token_counter()
+
+    class ScriptedBackend(BaseModelBackend):
+        def __init__(self) -> None:
+            super().__init__(ModelType.STUB, token_counter=counter)
+
+        @property
+        def token_counter(self):
+            return counter
+
+        @property
+        def token_limit(self) -> int:
+            return 1_000_000
+
+        def _completion(self, messages) -> ChatCompletion:
+            payload = chat_completion_payload(decide(), model="scripted",
+                                              prompt_chars=sum(message_chars(m) for m in messages))
+            return ChatCompletion.model_validate(payload)
+
+        def _run(self, messages, response_format=None, tools=None):
+            return self._completion(messages)
+
+        async def _arun(self, messages, response_format=None, tools=None):
+            return self._completion(messages)
+
+        def check_model_config(self) -> None:
+            return None
+
+    return ScriptedBackend()

@@ -1,0 +1,233 @@
+"""Task-authoring toolkit (a developer tool: the harness never imports it).
+
+Writes reference solutions from the real world: instance ids, station tiles and walking distances come
+from ``load_world()``, and the engine's own path search (``pathing.route``) tells how many
+``move_character`` calls a walk takes and where a harvest or an attack leaves the player. Used by
+``tasks/make_suite.py`` to write tasks 09-40; prove the result with ``agentworld tasks prove --all``.
+
+A plan is written per agent as a timeline: ``Plan.do(agent, tool, after=round, **args)`` puts a call on
+the agent's first free round not before ``after`` and returns that round; ``walk``/``harvest``/``attack``
+also track where the agent stands. Rounds where an agent has nothing to do become ``sleep`` steps.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentworld.core.world.datapack import load_world
+from agentworld.core.world.pathing import route
+
+W = load_world()
+G = W.map
+RULES = W.data.rules
+MOVE = RULES.move_range
+OUT = Path(__file__).resolve().parent / "main"
+
+Point = tuple[int, int]
+
+
+# ---------------------------------------------------------------------------------------------------
+# finding things in the world
+# ---------------------------------------------------------------------------------------------------
+def walkable_near(x: int, y: int) -> Point:
+    p = G.nearest_walkable(x, y, max_radius=25)
+    assert p is not None, (x, y)
+    return p
+
+
+def landmark(key: str) -> Point:
+    lm = W.landmark(key)
+    return walkable_near(lm.x, lm.y)
+
+
+def station(kind: str, lm: str) -> Point:
+    for s in W.stations:
+        if s.kind == kind and s.landmark == lm:
+            return s.x, s.y
+    raise KeyError((kind, lm))
+
+
+def nodes_near(node_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
+    comp = G.component(*near)
+    cands = [n for n in W.nodes if n.type == node_type and n.id not in exclude
+             and any(G.component(*t) == comp for t in G.adjacent_walkable(n.x, n.y))]
+    cands.sort(key=lambda n: (abs(n.x - near[0]) + abs(n.y - near[1]), n.id))
+    assert len(cands) >= k, (node_type, near)
+    return cands[:k]
+
+
+def mobs_near(mob_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
+    cands = sorted((m for m in W.mobs if m.type == mob_type and m.id not in exclude),
+                   key=lambda m: (abs(m.x - near[0]) + abs(m.y - near[1]), m.id))
+    return cands[:k]
+
+
+def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
+    """n distinct walkable tiles within max_d (Manhattan) of center, same area as center."""
+    comp = G.component(*center)
+    out: list[Point] = []
+    for d in range(0, max_d + 1):
+        for dx in range(-d, d + 1):
+            for dy in sorted({d - abs(dx), -(d - abs(dx))}):
+                p = (center[0] + dx, center[1] + dy)
+                if G.in_bounds(*p) and G.walkable(*p) and G.component(*p) == comp and p not in out \
+                        and W.node_at(*p) is None:
+                    out.append(p)
+    assert len(out) >= n, (center, n, len(out))
+    return out[:n]
+
+
+def dist(a: Point, b: Point) -> int:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
+
+
+# ---------------------------------------------------------------------------------------------------
+# words for guidelines
+# ---------------------------------------------------------------------------------------------------
+def recipe_text(key: str) -> str:
+    r = next(r for r in W.data.recipes if r.key == key)
+    ins = " + ".join(f"{n} {i}" for i, n in r.inputs.items())
+    outs = " + ".join(f"{n} {i}" for i, n in r.outputs.items())
+    where = []
+    if r.station:
+        where.append(f"within {RULES.station_range} tiles of a {r.station}")
+    if r.tool:
+        where.append(f"with a {r.tool} in your bag")
+    extra = f", {', '.join(where)}" if where else ""
+    return (f"craft_item(skill='{r.skill.capitalize()}', itemKey='{next(iter(r.outputs))}', count=N): "
+            f"{ins} -> {outs} per craft ({r.skill.capitalize()} {r.level}{extra})")
+
+
+def node_text(n: Any) -> str:
+    t = W.node_type(n.type)
+    tool = f", needs a {t.tool}" if t.tool else ", by hand"
+    ys = ", ".join(y.item for y in t.yields)
+    return f"{n.id} at ({n.x},{n.y}) ({t.skill.capitalize()} {t.level}{tool}; gives {ys}, up to {t.harvests} per harvest call)"
+
+
+def mob_text(m: Any) -> str:
+    t = W.mob_type(m.type)
+    aggro = f"attacks anyone within {t.aggro_range} tiles" if t.aggro_range else "passive"
+    drops = ", ".join(d.item for d in t.drops if d.chance >= 1.0)
+    return (f"{m.id} at ({m.x},{m.y}): {t.name}, level {t.level}, {t.hp} HP, hits up to {t.attack}, defence {t.defense}, "
+            f"{aggro}; always drops {drops or 'nothing certain'}")
+
+
+MOVE_TIP = f"move_character covers at most {MOVE} tiles of path per call; call it again to continue."
+GIVE_TIP = f"transfer_items(targetPlayer=USERNAME, itemKey=..., count=N) needs the two of you within {RULES.transfer_range} tiles."
+
+
+# ---------------------------------------------------------------------------------------------------
+# plans
+# ---------------------------------------------------------------------------------------------------
+class Plan:
+    def __init__(self, spawns: dict[str, Point]):
+        self.steps: dict[str, dict[int, dict[str, Any]]] = {a: {} for a in spawns}
+        self.pos: dict[str, Point] = dict(spawns)
+        self.free: dict[str, int] = {a: 1 for a in spawns}
+
+    def do(self, agent: str, tool: str, after: int = 1, **args: Any) -> int:
+        rnd = max(after, self.free[agent])
+        assert rnd not in self.steps[agent], (agent, rnd, tool)
+        self.steps[agent][rnd] = {"tool": tool, "args": args}
+        self.free[agent] = rnd + 1
+        return rnd
+
+    def walk(self, agent: str, goal: Point, after: int = 1) -> int:
+        """move_character calls until the agent stands on ``goal``; returns the round of the last one."""
+        start = self.pos[agent]
+        if start == goal:
+            return max(after, self.free[agent]) - 1
+        path = route(G, start, goal)
+        assert path, (agent, start, goal)
+        n = max(1, math.ceil(len(path) / MOVE))
+        last = 0
+        for _ in range(n):
+            last = self.do(agent, "move_character", after, x=goal[0], y=goal[1])
+        self.pos[agent] = goal
+        return last
+
+    def _reach(self, agent: str, target: Point, after: int) -> int:
+        """Walk until ``target`` is within an interaction's auto-walk; the tool then walks the rest."""
+        start = self.pos[agent]
+        path = route(G, start, target, 1, max_len=RULES.interact_range - 2)
+        if path is None:
+            goal = walkable_near(*target)
+            goal = next(iter(G.adjacent_walkable(*target)), goal) if not G.walkable(*target) else goal
+            self.walk(agent, goal, after)
+            path = route(G, self.pos[agent], target, 1, max_len=RULES.interact_range)
+            assert path is not None or dist(self.pos[agent], target) <= 1, (agent, target)
+        if path:
+            self.pos[agent] = path[-1]
+        return max(after, self.free[agent])
+
+    def harvest(self, agent: str, node: Any, after: int = 1) -> int:
+        after = self._reach(agent, (node.x, node.y), after)
+        return self.do(agent, "harvest_resource", after, targetInstance=node.id)
+
+    def attack(self, agent: str, mob: Any, after: int = 1) -> int:
+        after = self._reach(agent, (mob.x, mob.y), after)
+        return self.do(agent, "attack_entity", after, targetInstance=mob.id)
+
+    def give(self, agent: str, to_user: str, item: str, count: int, after: int = 1) -> int:
+        return self.do(agent, "transfer_items", after, targetPlayer=to_user, itemKey=item, count=count)
+
+    def last_round(self) -> int:
+        return max(max(s) for s in self.steps.values() if s)
+
+    def solution(self) -> dict[str, list[dict[str, Any]]]:
+        end = self.last_round()
+        return {agent: [steps.get(r, {"tool": "sleep", "args": {"seconds": 1}}) for r in range(1, end + 1)]
+                for agent, steps in self.steps.items()}
+
+
+def agent_block(username: str, role: str, at: Point, skills: dict[str, int], inventory=(), equipped=(),
+                guideline: str = "") -> dict[str, Any]:
+    return {"username": username, "role": role, "new_character": True, "location": {"x": at[0], "y": at[1]},
+            "skill_levels": dict(skills),
+            "inventory_items": [{"item": i, "count": c} for i, c in inventory],
+            "equipped_items": [{"item": i, "count": 1} for i in equipped],
+            "guideline": " ".join(guideline.split()) + "\n"}
+
+
+def budget_for(ref_rounds: int) -> int:
+    """Round budget: room for a model team to think, talk and recover (twice the reference plus 8), kept in 25..55."""
+    return max(25, min(55, 2 * ref_rounds + 8))
+
+
+class _Literal(str):
+    pass
+
+
+def _literal(dumper: yaml.SafeDumper, data: _Literal):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|")
+
+
+yaml.SafeDumper.add_representer(_Literal, _literal)
+
+
+def write_task(task_id: str, body: dict[str, Any], agents: dict[str, dict], plan: Plan,
+               generator: str = "tasks/make_suite.py") -> Path:
+    doc: dict[str, Any] = {"id": task_id}
+    doc.update(body)
+    ref = plan.last_round()
+    doc.setdefault("rounds", budget_for(ref))
+    doc.setdefault("max_action_steps", doc["rounds"])
+    assert 25 <= doc["rounds"] <= 55 and doc["rounds"] >= ref + 5, (task_id, ref, doc["rounds"])
+    if "relevant_game_context" in doc:
+        doc["relevant_game_context"] = _Literal(doc["relevant_game_context"].strip() + "\n")
+    order = ["id", "category", "task", "objectives", "relevant_game_context", "max_action_steps", "rounds",
+             "shared_plan", "success_criteria", "world_rules", "verifier"]
+    out = {k: doc[k] for k in order if k in doc}
+    out.update(agents)
+    out["reference_solution"] = plan.solution()
+    text = (f"# {task_id}: written by {generator} from the world data ({W.data.version}).\n"
+            f"# The reference solution passes in {ref} rounds of a {doc['rounds']}-round budget.\n")
+    text += yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=110)
+    path = OUT / f"{task_id}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,126 @@
+"""A real HTTP server on 127.0.0.1 that speaks OpenAI Chat Completions, for offline framework tests.
+
+Each POST to ``/v1/chat/completions`` is answered by ``decide(body)`` (one tool call, or ``None`` for a text
+answer) unless a fault is queued: ``server.faults.extend(["500", "malformed", "timeout"])`` makes the next
+requests fail that way, one fault per request:
+
+- ``"500"``: HTTP 500 with an OpenAI-style error body;
+- ``"malformed"``: HTTP 200 whose body is not JSON;
+- ``"empty"``: HTTP 200 with a well-formed body and no choices;
+- ``"timeout"``: a text answer comes only after ``slow_s`` seconds (longer than the client's timeout);
+  ``decide`` is not asked for it.
+
+Every request body is kept in ``server.requests`` (and each outcome in ``server.log``) for assertions.
+
+    with OpenAIStubServer(decide) as server:
+        base_url = server.base_url   # "http://127.0.0.1:PORT/v1"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from agentworld.plugins.agents.fakes import chat_completion_payload, request_chars
+
+Decide = Callable[[dict[str, Any]], "tuple[str, dict[str, Any]] | None"]
+FAULTS = ("500", "malformed", "empty", "timeout")
+
+
+class OpenAIStubServer:
+    def __init__(self, decide: Decide, *, slow_s: float = 2.0):
+        self.decide = decide
+        self.slow_s = slow_s
+        self.faults: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.log: list[str] = []  # "ok" or the fault served, per request
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in separate writes
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+                    return
+                body = json.loads(raw)
+                fault = server._next_fault()
+                with server._lock:
+                    server.requests.append(body)
+                    server.log.append(fault or "ok")
+                if fault == "500":
+                    self._send(500, json.dumps({"error": {"message": "stub: internal error", "type": "server_error"}}).encode())
+                    return
+                if fault == "malformed":
+                    self._send(200, b'{"id": "broken", "choices": [{"message": ')
+                    return
+                if fault == "empty":
+                    self._send(200, json.dumps({"id": "empty", "object": "chat.completion", "created": 0,
+                                                "model": body.get("model", "stub"), "choices": []}).encode())
+                    return
+                if fault == "timeout":
+                    # Answer too late, and without asking the policy: a stateful policy must be asked only
+                    # for answers the client will read.
+                    time.sleep(server.slow_s)
+                    late = chat_completion_payload(None, model=body.get("model", "stub"), prompt_chars=0)
+                    self._send(200, json.dumps(late).encode())
+                    return
+                payload = chat_completion_payload(server.decide(body), model=body.get("model", "stub"),
+                                                  prompt_chars=request_chars(body))
+                self._send(200, json.dumps(payload).encode())
+
+        return Handler
+
+    def start(self) -> "OpenAIStubServer":
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "OpenAIStubServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,79 @@
+"""Same seed + same actions -> identical states and effects; the seed is the only source of chance."""
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from worldfix import make_world, spec  # noqa: E402
+
+from agentworld.core.tools import TOOLS  # noqa: E402
+
+PLAYERS = [
+    spec("agent_1", "fighter", 4, 4, skills={"strength": 5, "accuracy": 5, "health": 6}, inventory={"cooked_trout": 4},
+         equipment=["copper_sword"]),
+    spec("agent_2", "forager", 3, 21, inventory={"bronze_axe": 1}),
+    spec("agent_3", "hunter", 20, 20, skills={"health": 8}, inventory={"berries": 3}),
+]
+SCRIPT = [  # (agent, tool, args), one round = three calls
+    ("agent_1", "attack_entity", {"targetInstance": "chicken#1"}),
+    ("agent_2", "harvest_resource", {"targetInstance": "berry_bush#1"}),
+    ("agent_3", "attack_entity", {"targetInstance": "wolf#1"}),
+    ("agent_1", "attack_entity", {"targetInstance": "goblin#1"}),
+    ("agent_2", "chat", {"message": "berries ready"}),
+    ("agent_3", "equip_item", {"itemKey": "berries"}),
+    ("agent_1", "move_character", {"x": 20, "y": 25}),
+    ("agent_2", "move_character", {"x": 19, "y": 24}),
+    ("agent_3", "attack_entity", {"targetInstance": "wolf#1"}),
+    ("agent_1", "attack_entity", {"targetInstance": "wolf#1"}),
+    ("agent_2", "harvest_resource", {"targetInstance": "berry_bush#1"}),
+    ("agent_3", "sleep", {"seconds": 5}),
+]
+
+
+def play(seed: int, death: str = "respawn") -> tuple[str, str]:
+    w = make_world(seed=seed, rules={"death": death}, players=PLAYERS)
+    log = []
+    for rnd in range(1, 4):  # the script three times over, with ticks: respawns and aggro come back in
+        for i, (agent, tool, args) in enumerate(SCRIPT):
+            r = TOOLS[tool].execute(w, agent, args)
+            log.append(r.model_dump())
+            log.append(w.observe(agent).model_dump())
+            if i % 3 == 2:
+                log.append(w.end_round(rnd * 10 + i).model_dump())
+    return json.dumps(log, sort_keys=True), json.dumps(w.snapshot(), sort_keys=True)
+
+
+def test_same_seed_and_actions_give_identical_effects_and_state():
+    for death in ("out", "respawn"):
+        assert play(7, death) == play(7, death)
+
+
+def test_the_seed_changes_the_outcome():
+    outcomes = {play(seed)[1] for seed in range(4)}
+    assert len(outcomes) > 1
+
+
+def test_worlds_do_not_share_state():
+    a = make_world(seed=1, players=PLAYERS)
+    b = make_world(seed=1, players=PLAYERS)
+    a.attack_entity("agent_1", "chicken#1")
+    assert b.mobs["chicken#1"].hp == b.mobs["chicken#1"].type.hp
+    assert play(3) == play(3)
+
+
+def test_identical_across_processes_with_different_hash_seeds():
+    """No set or hash order leaks into the outcome: two interpreters with different PYTHONHASHSEED agree."""
+    import hashlib
+    import os
+    import subprocess
+
+    code = ("import sys, hashlib; sys.path.insert(0, %r); import test_determinism as t; "
+            "print(hashlib.sha256(''.join(t.play(5)).encode()).hexdigest())") % str(Path(__file__).parent)
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert digests == {hashlib.sha256("".join(play(5)).encode()).hexdigest()}

@@ -1,0 +1,332 @@
+"""The round-robin episode: the turn gate, turn accounting, retirement, end reasons, determinism,
+a killed run, and the starter tasks (pass with the oracle team, fail with an idle one)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentworld.core.episode import Episode, run_episode
+from agentworld.core.protocol import Team, Turn, TurnOutcome
+from agentworld.core.records import EndEvent, StartEvent, TickEvent, TurnEvent
+from agentworld.core.task import find_task, load_task, suite_files
+from agentworld.core.trajectory import read_events
+from agentworld.plugins.agents.scripted import IdlePolicy, OraclePolicy, PolicyTeam, RandomPolicy
+
+pytestmark = pytest.mark.anyio
+DATA = Path(__file__).parent / "data"
+
+
+class ScriptTeam(Team):
+    """Plays ``script[(round, agent)]``: an async function of the turn (default: sleep)."""
+
+    def __init__(self, script=None):
+        self.script = script or {}
+        self.turns: list[Turn] = []
+        self.started = self.closed = False
+
+    async def start(self, episode):
+        self.started = True
+        self.episode = episode
+
+    async def act(self, turn: Turn) -> TurnOutcome:
+        self.turns.append(turn)
+        fn = self.script.get((turn.round, turn.agent_id))
+        if fn is None:
+            await turn.port.call("sleep", {"seconds": 1})
+            return TurnOutcome()
+        return await fn(turn) or TurnOutcome()
+
+    async def aclose(self):
+        self.closed = True
+
+
+def base_task(**update):
+    return load_task(DATA / "good_base_task.yaml").model_copy(update=update)
+
+
+def turn_events(ep: Episode) -> list[TurnEvent]:
+    return [e for e in ep.events if isinstance(e, TurnEvent)]
+
+
+# -- the gate --------------------------------------------------------------------------------------
+async def test_gate_refuses_second_call_and_other_agents(tmp_path):
+    seen = {}
+
+    async def double(turn):
+        seen["first"] = await turn.port.call("chat", {"message": "hello"})
+        seen["second"] = await turn.port.call("sleep", {"seconds": 1})
+        seen["other"] = await turn.port.gate.call("agent_2", "sleep", {"seconds": 1})  # not agent_2's turn
+        return None
+
+    team = ScriptTeam({(1, "agent_1"): double})
+    ep = Episode(base_task(rounds=2), team, out_dir=tmp_path)
+    res = await ep.run()
+    assert seen["first"].ok
+    assert seen["second"].error == "refused" and "already acted this turn" in seen["second"].text
+    assert seen["other"].error == "refused" and "not your turn" in seen["other"].text
+    ev = turn_events(ep)
+    first = ev[0]
+    assert first.agent == "agent_1" and first.tool == "chat" and not first.counts_as_action
+    assert [r.tool for r in first.refused] == ["sleep"]
+    # the stray call made as agent_2 is reported on agent_2's own next turn
+    assert [r.reason.startswith("it is not your turn") for r in ev[1].refused] == [True]
+    assert res.refused_calls == 2
+    assert team.started and team.closed
+
+
+async def test_gate_out_of_turn_and_after_the_end(tmp_path):
+    ep = Episode(base_task(rounds=1), ScriptTeam(), out_dir=tmp_path)
+    r = await ep.gate.call("agent_1", "sleep", {"seconds": 1})
+    assert r.error == "refused" and "no turn is open" in r.text
+    await ep.run()
+    r = await ep.gate.call("agent_1", "sleep", {"seconds": 1})
+    assert r.error == "refused" and "episode is over" in r.text
+
+
+async def test_external_seat_waits_for_its_turn(tmp_path):
+    """An MCP-style seat: agent_2 acts from outside ``act`` via wait_turn; act only waits for that call."""
+    ep_box = {}
+    results = []
+
+    async def seat():
+        ep = ep_box["ep"]
+        for _ in range(2):
+            assert await ep.gate.wait_turn("agent_2", timeout=5)
+            results.append(await ep.gate.call("agent_2", "chat", {"message": "from outside"}))
+
+    class SeatTeam(ScriptTeam):
+        async def act(self, turn):
+            if turn.agent_id == "agent_2":
+                assert await ep_box["ep"].gate.wait_first_call(timeout=5)
+                return TurnOutcome(thinking="external")
+            return await super().act(turn)
+
+    ep = Episode(base_task(rounds=2), SeatTeam(), out_dir=tmp_path)
+    ep_box["ep"] = ep
+    seat_task = asyncio.ensure_future(seat())
+    await ep.run()
+    await seat_task
+    assert [r.ok for r in results] == [True, True]
+    assert [e.tool for e in turn_events(ep) if e.agent == "agent_2"] == ["chat", "chat"]
+    assert await ep.gate.wait_turn("agent_2", timeout=0.01) is False
+
+
+# -- turns that go wrong ---------------------------------------------------------------------------------
+async def test_no_call_unknown_tool_bad_args_use_the_turn(tmp_path):
+    async def nothing(turn):
+        return TurnOutcome(thinking="I will think about it")
+
+    async def unknown(turn):
+        await turn.port.call("fly", {})
+
+    async def bad(turn):
+        await turn.port.call("move_character", {"x": "far"})
+
+    team = ScriptTeam({(1, "agent_1"): nothing, (1, "agent_2"): unknown, (1, "agent_3"): bad})
+    ep = Episode(base_task(rounds=1), team, out_dir=tmp_path)
+    res = await ep.run()
+    ev = turn_events(ep)
+    assert [(e.tool, e.error) for e in ev] == [(None, "no_call"), ("fly", "unknown_tool"), ("move_character", "bad_args")]
+    assert ev[0].thinking == "I will think about it"
+    assert "Tools:" in ev[1].result and "missing argument 'y'" in ev[2].result
+    assert res.no_calls == 1 and res.tool_errors == 2
+    assert all(ep.actions_used[a] == 1 for a in ep.agent_ids)
+    # the next turn's observation tells the agent what went wrong
+    assert ep.last_result["agent_2"].error == "unknown_tool"
+
+
+async def test_timeout_infra_error_and_crashing_team(tmp_path):
+    async def slow(turn):
+        await asyncio.sleep(5)
+
+    async def infra(turn):
+        return TurnOutcome(infra_error="HTTP 503 after 3 retries")
+
+    async def crash(turn):
+        raise RuntimeError("framework bug")
+
+    team = ScriptTeam({(1, "agent_1"): slow, (1, "agent_2"): infra, (1, "agent_3"): crash})
+    ep = Episode(base_task(rounds=1), team, out_dir=tmp_path, turn_timeout=0.05)
+    res = await ep.run()
+    ev = turn_events(ep)
+    assert ev[0].error == "timeout"
+    assert ev[1].error == "infra" and ev[1].infra_error == "HTTP 503 after 3 retries"
+    assert ev[2].error == "infra" and "framework bug" in ev[2].infra_error
+    assert res.infra_errors == 2 and res.no_calls == 1
+    # a lost model call is not the agent's failure: it does not use up an action step
+    assert ep.actions_used == {"agent_1": 1, "agent_2": 0, "agent_3": 0}
+    assert [e.counts_as_action for e in ev] == [True, False, False]
+
+
+# -- retirement and end reasons -------------------------------------------------------------------------------
+async def test_max_action_steps_retires_and_chat_does_not_count(tmp_path):
+    async def talk(turn):
+        await turn.port.call("chat", {"message": "still here"})
+
+    script = {(r, "agent_1"): talk for r in range(1, 10)}
+    ep = Episode(base_task(rounds=6, max_action_steps=2), ScriptTeam(script), out_dir=tmp_path)
+    res = await ep.run()
+    per_agent = {a: [e for e in turn_events(ep) if e.agent == a] for a in ep.agent_ids}
+    assert len(per_agent["agent_1"]) == 6  # chat only: never retired
+    assert len(per_agent["agent_2"]) == 2 and len(per_agent["agent_3"]) == 2
+    assert not ep.world.player_state("agent_2").active
+    assert res.end_reason == "round_budget" and res.rounds == 6
+    assert res.chats == 6 and res.actions == 4
+
+
+async def test_complete_retires_and_no_active_agents_ends(tmp_path):
+    async def done(turn):
+        await turn.port.call("complete", {"response": "done"})
+
+    script = {(1, a): done for a in ("agent_1", "agent_2", "agent_3")}
+    ep = Episode(base_task(rounds=10), ScriptTeam(script), out_dir=tmp_path)
+    res = await ep.run()
+    assert res.end_reason == "no_active_agents" and res.rounds == 1
+    events = read_events(tmp_path)
+    assert isinstance(events[0], StartEvent) and isinstance(events[-1], EndEvent)
+    assert isinstance(events[-2], TickEvent) and events[-1].reason == "no_active_agents"
+    assert json.loads((tmp_path / "result.json").read_text())["end_reason"] == "no_active_agents"
+    state = json.loads((tmp_path / "final_state.json").read_text())
+    assert state["active"] == [] and set(state["players"]) == {"agent_1", "agent_2", "agent_3"}
+
+
+async def test_turn_contents(tmp_path):
+    team = ScriptTeam()
+    ep = Episode(find_task("task_01_staff"), team, out_dir=tmp_path, variant="short_horizon:2")
+    await ep.run()
+    t = team.turns[0]
+    assert t.agent_id == "agent_1" and t.username == "lumberjack" and t.round == 1
+    assert t.observation.round == 1 and t.observation.max_rounds == 2 and t.observation.actions_left == 20
+    assert "lumberjack" in t.system_prompt and "woodworker" in t.system_prompt and "wizard" in t.system_prompt
+    assert "3 players" in t.system_prompt and "You are the team's lumberjack" in t.system_prompt
+    assert "staff" in t.system_prompt.lower() and "transfer_items gives items to a teammate within 6 tiles" in t.system_prompt
+    assert t.observation_text in t.user_prompt and "round 1 of 2" in t.user_prompt
+    assert {s.name for s in t.tools} >= {"chat", "move_character", "transfer_items"} and len(t.tools) == 13
+    assert "shared_plan" in t.extra and t.extra["shared_plan"] is None  # vanilla: the plan is not shown
+    later = [x for x in team.turns if x.agent_id == "agent_1" and x.round == 2][0]
+    assert later.last_result is not None and later.observation.last_result
+
+
+async def test_json_observations(tmp_path):
+    team = ScriptTeam()
+    await Episode(base_task(rounds=1), team, obs_format="json").run()
+    assert json.loads(team.turns[0].observation_text)["username"] == "lumberjack"
+
+
+# -- determinism and a killed run ----------------------------------------------------------------------------------
+TIMING = ("timestamp", "harness_s", "model_latency_s")
+
+
+def _strip(line: str) -> dict:
+    ev = json.loads(line)
+    for k in TIMING:
+        ev.pop(k, None)
+    return ev
+
+
+async def test_same_task_seed_team_gives_identical_trajectory(tmp_path):
+    task = find_task("task_08_convoy").model_copy(update={"rounds": 8})
+    for name in ("a", "b"):
+        await run_episode(task, PolicyTeam(RandomPolicy(7, task)), seed=7, out_dir=tmp_path / name)
+    a = (tmp_path / "a" / "trajectory.jsonl").read_text().splitlines()
+    b = (tmp_path / "b" / "trajectory.jsonl").read_text().splitlines()
+    assert len(a) == len(b) > 20
+    assert [_strip(x) for x in a] == [_strip(x) for x in b]
+    other = tmp_path / "c"
+    await run_episode(task, PolicyTeam(RandomPolicy(8, task)), seed=8, out_dir=other)
+    c = (other / "trajectory.jsonl").read_text().splitlines()
+    assert [_strip(x) for x in a] != [_strip(x) for x in c]
+
+
+KILL_SCRIPT = """
+import asyncio, os, signal, sys
+from agentworld.core.episode import Episode
+from agentworld.core.task import find_task
+from agentworld.plugins.agents.scripted import PolicyTeam, RandomPolicy
+task = find_task("task_08_convoy")
+count = 0
+def progress(event):
+    global count
+    count += 1
+    if count == 25:
+        os.kill(os.getpid(), signal.SIGKILL)
+asyncio.run(Episode(task, PolicyTeam(RandomPolicy(1, task)), seed=1, out_dir=sys.argv[1], progress=progress).run())
+"""
+
+
+def test_killed_run_leaves_a_readable_trajectory(tmp_path):
+    out = tmp_path / "ep"
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(out)], capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    events = read_events(out)
+    assert len(events) == 25 and isinstance(events[0], StartEvent)
+    assert not (out / "result.json").exists()
+    # a line cut mid-write (the process died while writing) is ignored, not an error
+    path = out / "trajectory.jsonl"
+    with path.open("a") as fh:
+        fh.write('{"type": "turn", "step": 99, "rou')
+    assert len(read_events(path)) == 25
+    # a damaged line in the middle is an error that names the line
+    lines = path.read_text().splitlines()
+    lines[3] = "garbage"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="line 4"):
+        read_events(path)
+
+
+# -- the starter tasks -------------------------------------------------------------------------------------------------
+SUITE = suite_files("main")
+
+
+@pytest.mark.parametrize("path", SUITE, ids=[p.stem for p in SUITE])
+async def test_starter_task_passes_with_oracle_and_fails_idle(path, tmp_path):
+    task = load_task(path)
+    res = await run_episode(task, PolicyTeam(OraclePolicy(task)), seed=3, out_dir=tmp_path / "oracle")
+    assert res.success and res.end_reason == "verifier_passed" and res.psr == 1.0, res.message
+    assert res.rounds < task.rounds
+    idle = await run_episode(task, PolicyTeam(IdlePolicy()), seed=3)
+    assert not idle.success and idle.psr < 1.0 and idle.end_reason in ("round_budget", "no_active_agents")
+
+
+async def test_oracle_needs_a_reference_solution():
+    with pytest.raises(ValueError, match="no reference_solution"):
+        OraclePolicy(load_task(DATA / "paper_task_01.yaml"))
+
+
+async def test_random_team_only_picks_sensible_actions(tmp_path):
+    task = find_task("task_08_convoy").model_copy(update={"rounds": 5})
+    ep = Episode(task, PolicyTeam(RandomPolicy(3, task)), seed=3)
+    res = await ep.run()
+    tools = [e.tool for e in turn_events(ep)]
+    assert len(set(tools)) >= 4 and None not in tools  # a mix of actions, always one call
+    assert all(e.error != "bad_args" and e.error != "unknown_tool" for e in turn_events(ep))
+    assert not res.success
+
+
+async def test_gate_lets_exactly_the_first_call_of_the_current_agent_through():
+    """Any burst of calls from any agents during a turn: only the current agent's first call executes."""
+    import random
+
+    rng = random.Random(11)
+    ep = Episode(base_task(rounds=1), ScriptTeam())
+    gate = ep.gate
+    for trial in range(40):
+        current = rng.choice(ep.agent_ids)
+        gate.open(current, 1)
+        callers = [rng.choice(ep.agent_ids) for _ in range(rng.randint(0, 6))]
+        results = [await gate.call(a, "chat", {"message": f"t{trial}"}) for a in callers]
+        rec = gate.close()
+        executed = [r for r in results if r.error != "refused"]
+        if current in callers:
+            assert len(executed) == 1 and results[callers.index(current)].ok
+            assert rec.tool == "chat" and len(rec.refused) == callers.count(current) - 1
+        else:
+            assert executed == [] and rec.tool is None
+    assert sum(len(v) for v in gate.stray.values()) > 0

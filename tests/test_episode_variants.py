@@ -1,0 +1,184 @@
+"""Every protocol variant changes exactly the one thing it names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentworld.core.episode import Episode
+from agentworld.core.protocol import Team, Turn, TurnOutcome
+from agentworld.core.records import TurnEvent
+from agentworld.core.task import find_task, load_task, team_skills
+from agentworld.core.variants import VARIANTS, apply_variant, get_variant
+from agentworld.core.world.datapack import load_world
+from agentworld.plugins.agents.scripted import OraclePolicy, PolicyTeam
+
+pytestmark = pytest.mark.anyio
+DATA = Path(__file__).parent / "data"
+
+
+class Recorder(Team):
+    def __init__(self, script=None):
+        self.turns: list[Turn] = []
+        self.script = script or {}
+
+    async def act(self, turn: Turn) -> TurnOutcome:
+        self.turns.append(turn)
+        tool, args = self.script.get((turn.round, turn.agent_id), ("sleep", {"seconds": 1}))
+        await turn.port.call(tool, args)
+        return TurnOutcome()
+
+
+def staff():
+    return find_task("task_01_staff")
+
+
+async def play(task, variant, rounds=2, script=None, seed=0):
+    team = Recorder(script)
+    ep = Episode(task.model_copy(update={"rounds": rounds}), team, variant=variant, seed=seed)
+    await ep.run()
+    return ep, team
+
+
+def test_all_variants_are_known():
+    assert set(VARIANTS) == {"vanilla", "no_communication", "oracle_communication", "single_agent", "shared_plan",
+                             "shared_plan_no_communication", "no_roles", "short_horizon", "random_spawn",
+                             "no_documentation", "party_status"}
+    with pytest.raises(ValueError, match="did you mean 'no_roles'"):
+        get_variant("no_role")
+    with pytest.raises(ValueError, match="takes no parameter"):
+        get_variant("party_status:3")
+
+
+async def test_vanilla_changes_nothing():
+    t = staff()
+    assert apply_variant(t, "vanilla") is t
+    ep, team = await play(t, "vanilla", rounds=1)
+    assert len(team.turns[0].tools) == 13 and team.turns[0].observation.party is None
+    assert "Shared team plan" not in team.turns[0].system_prompt
+
+
+async def test_no_communication_removes_chat_tools():
+    ep, team = await play(staff(), "no_communication", rounds=1, script={(1, "agent_1"): ("chat", {"message": "hi"})})
+    names = {s.name for s in team.turns[0].tools}
+    assert "chat" not in names and "send_chat_message" not in names and len(names) == 11
+    ev = [e for e in ep.events if isinstance(e, TurnEvent)][0]
+    assert ev.error == "unknown_tool" and "chat is disabled" in ev.result
+    assert "there is no chat in this game" in team.turns[0].system_prompt
+
+
+async def test_oracle_communication_delivers_everything_to_agent_1():
+    t = staff().model_copy(update={"world_rules": {"chat_radius": 0}})  # local chat reaches nobody
+    script = {(1, "agent_2"): ("send_chat_message", {"message": "psst, logs please"})}
+    ep, team = await play(t, "oracle_communication", script=script)
+    coord = [x for x in team.turns if x.agent_id == "agent_1" and x.round == 2][0]
+    assert [m.text for m in coord.observation.chat] == ["psst, logs please"]
+    other = [x for x in team.turns if x.agent_id == "agent_3" and x.round == 2][0]
+    assert other.observation.chat == []
+    ep, team = await play(t, "vanilla", script=script)
+    coord = [x for x in team.turns if x.agent_id == "agent_1" and x.round == 2][0]
+    assert coord.observation.chat == []
+
+
+async def test_single_agent_holds_every_role():
+    t = staff()
+    solo = apply_variant(t, "single_agent")
+    assert solo.agent_ids == ["agent_1"]
+    a = solo.agents[0]
+    assert (a.x, a.y) == (t.agents[0].x, t.agents[0].y)
+    assert a.skills == team_skills(t)
+    held = {s.item for s in a.inventory} | {s.item for s in a.equipment}
+    assert {"axe", "knife", "bead"} <= held
+    assert solo.verifier.checks[0].params["agent"] == "agent_1"  # the staff check now targets the one agent
+    assert solo.reference_solution is None
+    ep, team = await play(t, "single_agent", rounds=1)
+    assert {x.agent_id for x in team.turns} == {"agent_1"}
+    assert "playing alone" in team.turns[0].system_prompt and "Your teammates are" not in team.turns[0].system_prompt
+
+
+async def test_single_agent_turns_delivery_into_holding():
+    t = find_task("task_02_harvest")
+    solo = apply_variant(t, "single_agent")
+    assert {c.check for c in solo.verifier.checks} == {"item_count"}
+
+
+async def test_shared_plan_variants_show_the_plan():
+    t = staff()
+    ep, team = await play(t, "shared_plan", rounds=1)
+    assert "Shared team plan" in team.turns[0].system_prompt and t.shared_plan.strip() in team.turns[0].system_prompt
+    assert team.turns[0].extra["shared_plan"] == t.shared_plan
+    assert len(team.turns[0].tools) == 13
+    ep, team = await play(t, "shared_plan_no_communication", rounds=1)
+    assert "Shared team plan" in team.turns[0].system_prompt and len(team.turns[0].tools) == 11
+    with pytest.raises(ValueError, match="no shared_plan"):
+        apply_variant(load_task(DATA / "paper_task_01.yaml"), "shared_plan")
+
+
+async def test_no_roles_pools_skills_and_items():
+    t = find_task("task_08_convoy")
+    flat = apply_variant(t, "no_roles")
+    best = team_skills(t)
+    assert all(a.skills == best and a.role == "" and a.guideline == "" and a.equipment == [] for a in flat.agents)
+
+    def totals(task):
+        out = {}
+        for a in task.agents:
+            for s in a.inventory + a.equipment:
+                out[s.item] = out.get(s.item, 0) + s.count
+        return out
+
+    assert totals(flat) == totals(t)
+    holders = [a.agent_id for a in flat.agents if any(s.item == "pickaxe" for s in a.inventory)]
+    assert len(holders) == 2  # the two pickaxes went to two different agents
+    ep, team = await play(t, "no_roles", rounds=1)
+    assert "Your role" not in team.turns[0].system_prompt
+
+
+async def test_short_horizon_overrides_the_round_budget():
+    assert apply_variant(staff(), "short_horizon").rounds == 10
+    assert apply_variant(staff(), "short_horizon:3").rounds == 3
+    ep = Episode(staff(), Recorder(), variant="short_horizon:3")
+    res = await ep.run()
+    assert res.rounds == 3 and res.max_rounds == 3 and res.end_reason == "round_budget" and res.variant == "short_horizon:3"
+    with pytest.raises(ValueError, match="round count"):
+        apply_variant(staff(), "short_horizon:soon")
+
+
+def test_random_spawn_is_seeded_walkable_and_near():
+    t = find_task("task_08_convoy")
+    a = apply_variant(t, "random_spawn", seed=1)
+    b = apply_variant(t, "random_spawn", seed=1)
+    c = apply_variant(t, "random_spawn", seed=2)
+    spawns = lambda task: [(x.x, x.y) for x in task.agents]  # noqa: E731
+    assert spawns(a) == spawns(b) != spawns(c)
+    assert spawns(a) != spawns(t)
+    gmap = load_world().map
+    cx = sum(x.x for x in t.agents) / len(t.agents)
+    cy = sum(x.y for x in t.agents) / len(t.agents)
+    for x, y in spawns(a):
+        assert gmap.walkable(x, y) and abs(x - cx) <= 26 and abs(y - cy) <= 26
+
+
+async def test_no_documentation_removes_guides():
+    t = staff()
+    ep, team = await play(t, "no_documentation", rounds=1)
+    prompt = team.turns[0].system_prompt
+    assert "# Guide" not in prompt and "You are the team's lumberjack" not in prompt
+    assert "Recipes:" not in prompt and t.objectives.primary in prompt
+    ep, team = await play(t, "vanilla", rounds=1)
+    assert "You are the team's lumberjack" in team.turns[0].system_prompt and "Recipes:" in team.turns[0].system_prompt
+
+
+async def test_party_status_shows_teammates_hp():
+    ep, team = await play(staff(), "party_status", rounds=1)
+    party = team.turns[0].observation.party
+    assert [p.username for p in party] == ["woodworker", "wizard"] and all(p.hp > 0 for p in party)
+    assert "Party: woodworker" in team.turns[0].observation_text
+
+
+async def test_oracle_still_solves_under_runtime_variants():
+    t = staff()
+    for variant in ("party_status", "oracle_communication", "no_documentation", "no_communication"):
+        res = await Episode(t, PolicyTeam(OraclePolicy(t)), variant=variant).run()
+        assert res.success, variant

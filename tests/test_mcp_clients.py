@@ -1,0 +1,94 @@
+"""Each framework's own MCP client reaches its seat through the helpers in mcp_server/clients.py, and a
+framework team with ``--tools mcp`` records the same trajectory as in process (scripted oracle model)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentworld.core.episode import Episode
+from agentworld.core.tools import TOOL_NAMES, openai_tools
+from agentworld.core.world.engine import EmbeddedWorld
+from agentworld.mcp_server import clients
+from agentworld.mcp_server.server import EpisodeMcpServer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_mcp_server import fixture_world, relay_episode, relay_task, turn_events  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+STEP = {a: (s[0].tool, s[0].args) for a, s in relay_task().reference_solution.items()}
+
+
+async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        url = server.url
+        outputs: dict[str, str] = {}
+
+        async def autogen_seat():
+            async with clients.autogen_workbench(url, server.token("agent_1")) as wb:
+                assert [t["name"] for t in await wb.list_tools()] == list(TOOL_NAMES)
+                r = await wb.call_tool(*STEP["agent_1"])
+                assert not r.is_error
+                outputs["agent_1"] = r.to_text()
+
+        async def langchain_seat():
+            tools = {t.name: t for t in await clients.langchain_tools(url, server.token("agent_2"))}
+            assert list(tools) == list(TOOL_NAMES)
+            tool, args = STEP["agent_2"]
+            outputs["agent_2"] = str(await tools[tool].ainvoke(args))
+
+        async def camel_seat():
+            async with clients.camel_toolkit(url, server.token("agent_3")) as tk:
+                # camel-ai's own wrapper cannot take a parameter named `global` (a Python keyword)
+                assert sorted(t.get_function_name() for t in tk.get_tools()) == sorted(
+                    set(TOOL_NAMES) - {"send_chat_message"})
+            async with clients.camel_seat_tools(url, server.token("agent_3")) as camel_tools:
+                tools = {t.get_function_name(): t for t in camel_tools}
+                assert list(tools) == list(TOOL_NAMES)
+                tool, args = STEP["agent_3"]
+                outputs["agent_3"] = str(await tools[tool].async_call(**args))
+
+        seats = [asyncio.create_task(f()) for f in (camel_seat, langchain_seat, autogen_seat)]
+        await asyncio.sleep(0.1)
+        result = await ep.run()
+        await asyncio.gather(*seats)
+    assert result.success
+    assert "Gave 3 logs to bob" in outputs["agent_1"] and "Gave 3 logs to carol" in outputs["agent_2"]
+    assert [(e.agent, e.tool, e.ok) for e in turn_events(ep)] == [
+        ("agent_1", "transfer_items", True), ("agent_2", "transfer_items", True), ("agent_3", "chat", True)]
+
+
+async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server, clients.mcp_session(server.url, server.token("agent_1")) as s:
+        assert await clients.openai_tool_schemas(s) == openai_tools()
+        camel_tools = {t.get_function_name(): t for t in await clients.camel_function_tools(s)}
+        out = await camel_tools["sleep"].async_call(seconds=99)  # malformed: answered at once
+        assert out.startswith("ERROR: [bad_args] sleep: argument 'seconds'")
+        async with clients.langchain_session_tools(server.url, server.token("agent_2")) as lc_tools:
+            assert [t.name for t in lc_tools] == list(TOOL_NAMES)
+        ag_tools = await clients.autogen_tools(server.url, server.token("agent_3"))
+        assert [t.name for t in ag_tools] == list(TOOL_NAMES)
+        assert ag_tools[0].schema["parameters"]["properties"].keys() == {"x", "y"}
+
+
+@pytest.mark.parametrize("framework", ["openai", "autogen", "langgraph", "camel"])
+async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
+    from agentworld.core import plugins
+    from agentworld.core.protocol import TeamSpec
+
+    async def play(tools: str):
+        task = relay_task()
+        team = plugins.get("framework", framework)(TeamSpec(task=task, model="scripted:oracle", seed=0,
+                                                            agent_ids=task.agent_ids, options={"tools": tools}))
+        ep = Episode(task, team, world=EmbeddedWorld(fixture_world(), seed=0), framework=framework, turn_timeout=30)
+        result = await ep.run()
+        return result, [(e.agent, e.tool, e.arguments, e.ok, e.result, e.error) for e in turn_events(ep)]
+
+    inproc, mcp = await play("inproc"), await play("mcp")
+    assert inproc[0].success and mcp[0].success
+    assert mcp[1] == inproc[1]

@@ -1,0 +1,324 @@
+"""The MCP server over real streamable HTTP on 127.0.0.1, with the official MCP Python SDK client.
+
+A small relay task on the fixture world (tests/worldfix.py) keeps these fast: alice gives 3 logs to bob,
+bob gives them to carol; the verifier passes at the end of round 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentworld.core.episode import Episode
+from agentworld.core.records import TurnEvent
+from agentworld.core.task import parse_task
+from agentworld.core.tools import TOOL_NAMES, TOOLS
+from agentworld.core.trajectory import read_events
+from agentworld.core.world.engine import EmbeddedWorld
+from agentworld.mcp_server.clients import mcp_session, to_tool_result
+from agentworld.mcp_server.server import EpisodeMcpServer
+from agentworld.mcp_server.turns import ExternalSeatsTeam, MixedTeam
+
+sys.path.insert(0, str(Path(__file__).parent))
+from worldfix import fixture_world  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+RELAY = {
+    "id": "mcp_relay",
+    "category": "trading",
+    "task": {"name": "Log relay", "description": "Get the logs to carol."},
+    "objectives": {"primary": "carol holds 3 logs"},
+    "rounds": 4,
+    "max_action_steps": 4,
+    "agent_1": {"username": "alice", "location": {"x": 5, "y": 24}, "role": "supplier",
+                "inventory_items": [{"item": "logs", "count": 3}]},
+    "agent_2": {"username": "bob", "location": {"x": 6, "y": 24}, "role": "courier"},
+    "agent_3": {"username": "carol", "location": {"x": 7, "y": 24}, "role": "receiver"},
+    "verifier": {"checks": [{"check": "item_count", "item": "logs", "count": 3, "agent": "agent_3"}]},
+    "reference_solution": {
+        "agent_1": [{"tool": "transfer_items", "args": {"targetPlayer": "bob", "itemKey": "logs", "count": 3}}],
+        "agent_2": [{"tool": "transfer_items", "args": {"targetPlayer": "carol", "itemKey": "logs", "count": 3}}],
+        "agent_3": [{"tool": "chat", "args": {"message": "got them, thanks"}}],
+    },
+}
+
+
+def relay_task():
+    return parse_task(json.loads(json.dumps(RELAY)), "mcp_relay.yaml", "mcp_relay")
+
+
+def relay_episode(tmp_path: Path, *, turn_timeout: float = 5.0, routes=None) -> tuple[Episode, ExternalSeatsTeam]:
+    task = relay_task()
+    external = ExternalSeatsTeam(turn_timeout=turn_timeout)
+    team = MixedTeam(routes or {a: external for a in task.agent_ids})
+    ep = Episode(task, team, world=EmbeddedWorld(fixture_world(), seed=0), out_dir=tmp_path / "ep",
+                 framework="mcp", model="external", turn_timeout=turn_timeout)
+    return ep, external
+
+
+def turn_events(ep: Episode) -> list[TurnEvent]:
+    return [e for e in ep.events if isinstance(e, TurnEvent)]
+
+
+async def test_lists_the_13_tools_with_the_core_schemas(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        async with mcp_session(server.url, server.token("agent_1")) as s:
+            tools = (await s.list_tools()).tools
+            assert [t.name for t in tools] == list(TOOL_NAMES)
+            for t in tools:
+                assert t.inputSchema == TOOLS[t.name].json_schema()
+                assert t.description == TOOLS[t.name].description
+            uris = sorted(str(r.uri) for r in (await s.list_resources()).resources)
+            assert uris == ["agentworld://brief", "agentworld://observation", "agentworld://turn"]
+            brief = (await s.read_resource("agentworld://brief")).contents[0].text
+            assert "alice" in brief
+            turn = json.loads((await s.read_resource("agentworld://turn")).contents[0].text)
+            assert turn["you"] == "agent_1" and turn["your_turn"] is False
+
+
+async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        outputs: dict[str, list] = {}
+
+        async def play(agent_id: str) -> None:
+            steps = [(s.tool, s.args) for s in ep.task.reference_solution[agent_id]]
+            async with mcp_session(server.url, server.token(agent_id)) as s:
+                for tool, args in steps:
+                    outputs.setdefault(agent_id, []).append(await s.call_tool(tool, args))
+
+        # start the clients in reverse order: each call waits for its agent's turn
+        clients = [asyncio.create_task(play(a)) for a in reversed(ep.agent_ids)]
+        await asyncio.sleep(0.2)
+        result = await ep.run()
+        await asyncio.gather(*clients)
+    assert result.success and result.end_reason == "verifier_passed" and result.rounds == 1
+    assert [(e.agent, e.tool, e.ok) for e in turn_events(ep)] == [
+        ("agent_1", "transfer_items", True), ("agent_2", "transfer_items", True), ("agent_3", "chat", True)]
+    first = outputs["agent_1"][0]
+    text = first.content[0].text
+    assert not first.isError and "Gave 3 logs to bob" in text and "--- Your observation now ---" in text
+    assert first.structuredContent["observation"]["username"] == "alice"
+    # the recorded trajectory is on disk like any other run
+    events = read_events(tmp_path / "ep" / "trajectory.jsonl")
+    assert events[0].type == "start" and events[-1].type == "end"
+
+
+async def test_wrong_or_missing_token_is_refused_with_401(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        async with httpx.AsyncClient() as http:
+            r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert r.status_code == 401 and "missing bearer token" in r.json()["message"]
+            r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                headers={"Authorization": "Bearer not-a-seat"})
+            assert r.status_code == 401 and "unknown bearer token" in r.json()["message"]
+        with pytest.raises(Exception):
+            async with mcp_session(server.url, "not-a-seat") as s:
+                await s.list_tools()
+
+
+async def test_refusals_are_clear_and_do_not_disturb_the_episode(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep, wait_timeout=1.0) as server:
+        async with mcp_session(server.url, server.token("agent_1")) as alice, \
+                mcp_session(server.url, server.token("agent_2")) as bob, \
+                mcp_session(server.url, server.token("agent_3")) as carol:
+            # out of turn (no turn is open yet): the call waits, then times out without executing
+            r = await bob.call_tool("chat", {"message": "hello"})
+            assert r.isError and "Timed out waiting for your turn" in r.content[0].text
+            assert to_tool_result(r).error == "timeout"
+            # malformed arguments and unknown tools are answered at once and do not use the turn
+            r = await alice.call_tool("transfer_items", {"targetPlayer": "bob", "count": "three"})
+            assert r.isError and "missing argument 'itemKey'" in r.content[0].text and "turn is not used" in r.content[0].text
+            r = await alice.call_tool("fly_to_the_moon", {})
+            assert r.isError and "Unknown tool 'fly_to_the_moon'" in r.content[0].text
+            # two calls of one agent at once (both before its turn, the same call so it does not matter
+            # which request arrives first): one waits and executes, the other is refused at once
+            give = {"targetPlayer": "bob", "itemKey": "logs", "count": 3}
+            pair = asyncio.gather(alice.call_tool("transfer_items", give), alice.call_tool("transfer_items", give))
+            await asyncio.sleep(0.2)
+            run = asyncio.create_task(ep.run())
+            first, second = sorted(await pair, key=lambda r: r.isError)
+            assert not first.isError
+            assert second.isError and to_tool_result(second).error == "refused"
+            assert re.search(r"one (tool )?call (this|per) turn", second.content[0].text)
+            # bob's token acts only as bob, whatever it asks for
+            r = await bob.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs", "count": 3})
+            assert not r.isError and r.structuredContent["observation"]["username"] == "bob"
+            r = await carol.call_tool("chat", {"message": "got them"})
+            assert not r.isError
+            result = await run
+            r = await carol.call_tool("chat", {"message": "anyone?"})
+            assert r.isError and "episode is over" in r.content[0].text
+    assert result.success and result.rounds == 1
+    events = turn_events(ep)
+    assert [(e.agent, e.tool) for e in events] == [
+        ("agent_1", "transfer_items"), ("agent_2", "transfer_items"), ("agent_3", "chat")]
+    assert all(e.ok for e in events)
+    assert result.refused_calls == 1 and [c.tool for c in events[0].refused] == ["transfer_items"]
+
+
+async def test_a_session_cannot_be_used_with_another_seats_token(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            r = await http.post(server.url, json=init, headers={**accept, "Authorization": f"Bearer {server.token('agent_1')}"})
+            assert r.status_code == 200
+            sid = r.headers["mcp-session-id"]
+            r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                                headers={**accept, "Authorization": f"Bearer {server.token('agent_2')}",
+                                         "mcp-session-id": sid})
+            assert r.status_code == 403 and "belongs to another seat" in r.json()["message"]
+
+
+async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
+    ep, _ = relay_episode(tmp_path, turn_timeout=0.4)
+    async with EpisodeMcpServer(ep, turn_timeout=0.4) as server:
+        async with mcp_session(server.url, server.token("agent_1")) as alice, \
+                mcp_session(server.url, server.token("agent_2")) as bob, \
+                mcp_session(server.url, server.token("agent_3")) as carol:
+            run = asyncio.create_task(ep.run())
+            # alice sleeps through round 1; bob and carol make their calls (bob has nothing to give yet)
+            b1 = asyncio.create_task(bob.call_tool("sleep", {"seconds": 1}))
+            c1 = asyncio.create_task(carol.call_tool("sleep", {"seconds": 1}))
+            await asyncio.gather(b1, c1)
+            r = await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
+            assert not r.isError and "you lost 1 turn(s)" in r.content[0].text
+            r = await bob.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs", "count": 3})
+            assert not r.isError
+            await carol.call_tool("chat", {"message": "got them"})
+            result = await run
+    events = turn_events(ep)
+    assert (events[0].agent, events[0].tool, events[0].error) == ("agent_1", None, "timeout")
+    assert result.success and result.rounds == 2
+
+
+async def test_mixed_seats_external_clients_with_an_in_process_oracle(tmp_path):
+    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+
+    task = relay_task()
+    external = ExternalSeatsTeam(turn_timeout=5)
+    oracle = PolicyTeam(make_policy("oracle", task, 0))
+    ep, _ = relay_episode(tmp_path, routes={"agent_1": external, "agent_2": oracle, "agent_3": external})
+    async with EpisodeMcpServer(ep, players={"agent_2": "oracle"}) as server:
+        assert [s.player for s in server.seats] == ["external", "oracle", "external"]
+
+        async def play(agent_id: str) -> None:
+            async with mcp_session(server.url, server.token(agent_id)) as s:
+                for step in ep.task.reference_solution[agent_id]:
+                    assert not (await s.call_tool(step.tool, step.args)).isError
+
+        clients = [asyncio.create_task(play(a)) for a in ("agent_1", "agent_3")]
+        result = await ep.run()
+        await asyncio.gather(*clients)
+    assert result.success
+    assert [e.tool for e in turn_events(ep)] == ["transfer_items", "transfer_items", "chat"]
+
+
+async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp_path):
+    from agentworld.mcp_server.plugin import serve_episode
+    from agentworld.mcp_server.seats import read_seats_file
+
+    announced = asyncio.get_running_loop().create_future()
+
+    def announce(server, path):
+        announced.set_result(path)
+
+    async def players():
+        seats = read_seats_file(await announced)
+        assert seats.task_id == "mcp_relay" and seats.url.startswith("http://127.0.0.1:")
+        by_id = {s.agent_id: s for s in seats.seats}
+        assert by_id["agent_2"].player == "oracle" and by_id["agent_2"].token == ""
+        assert by_id["agent_1"].username == "alice" and by_id["agent_1"].role == "supplier"
+
+        async def play(agent_id):
+            seat = by_id[agent_id]
+            async with mcp_session(seat.url, seat.token) as s:
+                for step in RELAY["reference_solution"][agent_id]:
+                    r = await s.call_tool(step["tool"], step["args"])
+                    assert not r.isError, r.content[0].text
+
+        await asyncio.gather(play("agent_1"), play("agent_3"))
+
+    client = asyncio.create_task(players())
+    result = await serve_episode(relay_task(), seat_options=("agent_2=oracle",), turn_timeout=5, out_dir=str(tmp_path / "ep"),
+                                 world=EmbeddedWorld(fixture_world(), seed=0), announce=announce)
+    await client
+    assert result.success and result.framework == "mcp"
+    assert (tmp_path / "ep" / "seats.json").stat().st_mode & 0o077 == 0  # tokens: owner only
+    assert (tmp_path / "ep" / "result.json").exists() and (tmp_path / "ep" / "trajectory.jsonl").exists()
+
+
+async def test_serve_names_a_bad_seat_option(tmp_path):
+    from agentworld.mcp_server.plugin import serve_episode
+
+    with pytest.raises(ValueError, match="expected AGENT_ID=PLAYER"):
+        await serve_episode(relay_task(), seat_options=("agent_2",), out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="unknown agent.*agent_9"):
+        await serve_episode(relay_task(), seat_options=("agent_9=oracle",), out_dir=str(tmp_path),
+                            world=EmbeddedWorld(fixture_world(), seed=0))
+
+
+async def test_clients_play_a_starter_task_to_success_like_the_oracle(tmp_path):
+    """Every seat of a shipped task is an MCP client replaying its part of the reference solution (then
+    `complete`, as the oracle does); the episode succeeds with the oracle's exact trajectory."""
+    from agentworld.core.task import find_task
+    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+
+    task = find_task("task_03_market", validate=False)
+    oracle = Episode(task, PolicyTeam(make_policy("oracle", task, 0)))
+    await oracle.run()
+    external = ExternalSeatsTeam(turn_timeout=10)
+    ep = Episode(task, external, out_dir=tmp_path / "ep", framework="mcp", turn_timeout=10)
+    async with EpisodeMcpServer(ep) as server:
+        async def play(agent_id: str) -> None:
+            plan = [(s.tool, s.args) for s in task.reference_solution.get(agent_id, [])]
+            plan.append(("complete", {"response": "my part of the plan is done"}))
+            async with mcp_session(server.url, server.token(agent_id)) as s:
+                for tool, args in plan:
+                    r = await s.call_tool(tool, args)
+                    data = r.structuredContent
+                    if data["turn"].get("episode_over") or data["error"] in ("not_active", "refused"):
+                        return
+
+        clients = [asyncio.create_task(play(a)) for a in task.agent_ids]
+        result = await ep.run()
+        await asyncio.gather(*clients)
+    assert result.success and result.refused_calls == 0
+    assert [(e.agent, e.tool, e.arguments, e.result) for e in turn_events(ep)] == [
+        (e.agent, e.tool, e.arguments, e.result) for e in turn_events(oracle)]
+
+
+def test_the_observation_in_results_leaves_chat_for_the_next_turn():
+    from agentworld.core.world.api import PlayerSpec
+    from agentworld.mcp_server.server import peek_observation
+
+    world = EmbeddedWorld(fixture_world(), seed=0)
+    world.add_player(PlayerSpec(agent_id="agent_1", username="alice", x=5, y=24))
+    world.add_player(PlayerSpec(agent_id="agent_2", username="bob", x=6, y=24))
+    assert world.chat("agent_1", "meet at the forge").ok
+    peeked = peek_observation(world, "agent_2")
+    assert [m.text for m in peeked.chat] == ["meet at the forge"]
+    assert [m.text for m in world.observe("agent_2").chat] == ["meet at the forge"]  # still there for the turn
+    assert world.observe("agent_2").chat == []
+
+
+async def test_a_busy_port_is_a_clear_error(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        ep2, _ = relay_episode(tmp_path)
+        with pytest.raises(ValueError, match=f"cannot listen on 127.0.0.1:{server.port}.*another --port"):
+            await EpisodeMcpServer(ep2, port=server.port).start()

@@ -1,0 +1,174 @@
+"""The plugin host: built-in frameworks, a plugin registered at runtime, and a third-party package installed
+with an ``agentworld`` entry point (docs/example_plugin) — none of them needing a change to our code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentworld.core import plugins
+from agentworld.core.cli import cli
+from agentworld.core.hookspecs import hookimpl
+from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "docs" / "example_plugin"
+BUILTIN_FRAMEWORKS = {"openai", "autogen", "camel", "langgraph"}
+
+
+def test_plugins_command_lists_builtin_frameworks():
+    out = CliRunner().invoke(cli, ["plugins", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    registered = {name: r for r in rows for name in r.get("frameworks", [])}
+    assert BUILTIN_FRAMEWORKS <= set(registered)
+    for name in BUILTIN_FRAMEWORKS:
+        assert registered[name]["source"] == "builtin"
+        assert registered[name]["name"] == f"agentworld.plugins.agents.{name}_agent"
+    table = CliRunner().invoke(cli, ["plugins"])
+    assert table.exit_code == 0 and "langgraph" in table.output
+
+
+def test_framework_plugins_import_no_framework_library():
+    """Listing plugins must not import AutoGen, CAMEL or LangGraph: that happens in the factory, on use."""
+    code = ("import sys; from agentworld.core import plugins; plugins.frameworks(); "
+            "heavy = ('autogen_agentchat', 'autogen_core', 'camel.agents', 'langgraph.graph', 'langchain_core.language_models'); "
+            "print([m for m in heavy if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+class EchoTeam(Team):
+    """A team from a plugin that is not ours: always waits one second."""
+
+    async def act(self, turn: Turn) -> TurnOutcome:
+        result = await turn.port.call("sleep", {"seconds": 1})
+        return TurnOutcome(thinking=f"echo: {result.text}")
+
+
+def test_plugin_registered_at_runtime():
+    plugin = types.ModuleType("echo_test_plugin")  # a module, as a plugin usually is (pluggy needs hashable)
+
+    @hookimpl
+    def register_frameworks(register):
+        register("echo-test", lambda spec: EchoTeam(), description="test plugin")
+
+    plugin.register_frameworks = register_frameworks
+    plugins.register_plugin(plugin, name="echo-test-plugin")
+    try:
+        factory = plugins.get("framework", "echo-test")
+        assert isinstance(factory(TeamSpec(task=None, model="scripted:oracle")), EchoTeam)
+        reg = plugins.frameworks()["echo-test"]
+        assert (reg.plugin, reg.source, reg.description) == ("echo-test-plugin", "manual", "test plugin")
+        rows = json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)
+        assert any(r["name"] == "echo-test-plugin" and r.get("frameworks") == ["echo-test"] for r in rows)
+    finally:
+        plugins.unregister_plugin("echo-test-plugin")
+    with pytest.raises(KeyError, match="unknown framework 'echo-test'"):
+        plugins.get("framework", "echo-test")
+
+
+def test_duplicate_framework_name_is_an_error():
+    plugin = types.ModuleType("dup_plugin")
+    plugin.register_frameworks = hookimpl(lambda register: register("openai", object))
+    plugins.register_plugin(plugin, name="dup-plugin")
+    try:
+        with pytest.raises(ValueError, match="registered twice"):
+            plugins.frameworks()
+    finally:
+        plugins.unregister_plugin("dup-plugin")
+
+
+def _lay_out_installed(src: Path, target: Path) -> None:
+    """What installing the example's wheel puts on disk: the package plus a ``.dist-info`` whose metadata and
+    ``entry_points.txt`` come from the example's own pyproject.toml. Used when pip cannot build offline."""
+    import tomllib
+
+    project = tomllib.loads((src / "pyproject.toml").read_text())["project"]
+    dist = target / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    groups = project.get("entry-points", {})
+    (dist / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) for group, eps in groups.items()))
+    for pkg in ("agentworld_nearest",):
+        shutil.copytree(src / pkg, target / pkg)
+
+
+@pytest.fixture(scope="module")
+def installed_example(tmp_path_factory) -> Path:
+    """Install docs/example_plugin (package + entry point) into a private directory put on PYTHONPATH.
+
+    A real ``pip install --no-build-isolation`` is tried first; where the environment's setuptools cannot
+    build a wheel offline (no ``wheel``/``bdist_wheel``), the installed layout is written directly."""
+    tmp = tmp_path_factory.mktemp("example_plugin")
+    src = tmp / "src"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    target = tmp / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--target", str(target), str(src)],
+                          capture_output=True, text=True, timeout=240)
+    if proc.returncode != 0:
+        assert "bdist_wheel" in proc.stderr or "setuptools" in proc.stderr, proc.stdout + proc.stderr
+        shutil.rmtree(target, ignore_errors=True)
+        _lay_out_installed(src, target)
+    assert list(target.glob("agentworld_nearest_team-*.dist-info"))
+    return target
+
+
+def _with_path(target: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(target), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def test_entry_point_plugin_is_listed(installed_example):
+    agentworld = Path(sys.executable).with_name("agentworld")
+    out = subprocess.run([str(agentworld), "plugins", "--json"], capture_output=True, text=True, timeout=120,
+                         env=_with_path(installed_example))
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    row = next(r for r in rows if "nearest" in r.get("frameworks", []))
+    assert row["source"] == "entrypoint:agentworld-nearest-team"
+
+
+def test_entry_point_plugin_plays_a_turn(installed_example):
+    """The installed plugin's team, found through the plugin host, acts through the port like ours do."""
+    code = r"""
+import asyncio, json
+from agentworld.core import plugins
+from agentworld.core.effects import ToolResult
+from agentworld.core.observation import Entity, Observation
+from agentworld.core.protocol import TeamSpec, Turn
+
+calls = []
+class Port:
+    agent_id = "agent_1"
+    async def call(self, tool, arguments=None):
+        calls.append([tool, arguments])
+        return ToolResult(ok=True, text="done")
+
+obs = Observation(agent_id="agent_1", username="ann", x=5, y=5, biome="forest", hp=10, max_hp=10, nearby=[
+    Entity(kind="resource", id="oak_tree#2", name="Oak", x=9, y=5, distance=4),
+    Entity(kind="resource", id="oak_tree#1", name="Oak", x=6, y=5, distance=1)])
+turn = Turn(agent_id="agent_1", username="ann", round=1, observation=obs, observation_text="", system_prompt="",
+            user_prompt="", tools=[], port=Port())
+team = plugins.get("framework", "nearest")(TeamSpec(task=None, model="none:none"))
+outcome = asyncio.run(team.act(turn))
+print(json.dumps({"calls": calls, "thinking": outcome.thinking, "source": plugins.frameworks()["nearest"].source}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=_with_path(installed_example))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["calls"] == [["harvest_resource", {"targetInstance": "oak_tree#1"}]]
+    assert data["source"] == "entrypoint:agentworld-nearest-team" and data["thinking"].startswith("nearest:")

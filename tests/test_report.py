@@ -1,0 +1,106 @@
+"""Report statistics and tables on hand-made runs (no world needed)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agentworld.core.records import EpisodeResult
+from agentworld.core.report import (build_report, load_runs, mcnemar_exact, mean_ci, paired, t95, wilson)
+from agentworld.core.run_spec import episode_id
+
+
+def result(task: str, seed: int, success: bool, *, variant: str = "vanilla", framework: str = "oracle",
+           model: str = "", n_agents: int = 3, category: str = "crafting", psr: float | None = None,
+           rounds: int = 10) -> EpisodeResult:
+    return EpisodeResult(
+        episode_id=episode_id(task, framework, model, variant, seed), task_id=task, category=category,
+        n_agents=n_agents, seed=seed, variant=variant, framework=framework, model=model, success=success,
+        psr=psr if psr is not None else (1.0 if success else 0.5), end_reason="round_budget", rounds=rounds,
+        max_rounds=40, actions=rounds * n_agents, chats=2, tool_errors=0, no_calls=0, refused_calls=0,
+        infra_errors=0)
+
+
+def write_run(path: Path, results: list[EpisodeResult], name: str | None = None, cce: dict | None = None) -> Path:
+    path.mkdir(parents=True)
+    (path / "manifest.json").write_text(json.dumps({"spec": {"name": name}, "status": "finished",
+                                                    "episodes": [{"episode_id": r.episode_id} for r in results]}))
+    (path / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in results))
+    for eid, value in (cce or {}).items():
+        (path / "episodes" / eid).mkdir(parents=True)
+        (path / "episodes" / eid / "cce.json").write_text(json.dumps({"cce": value, "nodes": [], "edges": []}))
+    return path
+
+
+def test_wilson_interval_matches_known_values():
+    lo, hi = wilson(8, 10)
+    assert math.isclose(lo, 0.4902, abs_tol=1e-3) and math.isclose(hi, 0.9433, abs_tol=1e-3)
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and math.isclose(hi, 0.2775, abs_tol=1e-3)
+    assert all(math.isnan(v) for v in wilson(0, 0))
+
+
+def test_t_interval_and_mcnemar():
+    m, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert m == 2.5 and math.isclose(hi - m, 3.182 * math.sqrt(5 / 3) / 2, rel_tol=1e-3)
+    assert math.isnan(mean_ci([1.0])[1])
+    assert t95(1) == 12.706 and t95(35) == t95(30) and t95(5000) < 1.97
+    assert mcnemar_exact(0, 0) == 1.0
+    assert math.isclose(mcnemar_exact(0, 6), 2 / 64)
+
+
+def test_table2_by_category_team_size_and_paired(tmp_path: Path):
+    a = [result(f"t{i}", s, success=(i + s) % 2 == 0, n_agents=3 if i < 2 else 12,
+                category="crafting" if i % 2 else "combat") for i in range(4) for s in (0, 1)]
+    b = [result(f"t{i}", s, success=True, model="openai:x", framework="openai", n_agents=3 if i < 2 else 12,
+                category="crafting" if i % 2 else "combat") for i in range(4) for s in (0, 1)]
+    ra = write_run(tmp_path / "a", a, name="base", cce={a[0].episode_id: 0.25, a[1].episode_id: 0.5})
+    rb = write_run(tmp_path / "b", b, name="llm", cce={b[0].episode_id: 0.5, b[1].episode_id: 0.75})
+    runs = load_runs([ra, rb])
+    rep = build_report(runs)
+    assert rep["by"] == "config" and rep["has_cce"]
+    overall = {row["group"]: row for row in rep["overall"]}
+    base = overall["base · oracle · vanilla"]
+    assert base["n"] == 8 and base["sr"]["mean"] == 0.5 and base["cce"]["n"] == 2
+    assert math.isclose(base["cce"]["mean"], 0.375)
+    assert {r["category"] for r in rep["by_category"]} == {"crafting", "combat"}
+    assert [r["team_size"] for r in rep["by_team_size"] if r["group"].startswith("base")] == ["3-5", "11-20"]
+    (pair,) = rep["paired"]
+    assert pair["pairs"] == 8 and pair["sr"]["mean"] == 0.5  # B wins the 4 pairs A lost
+    assert pair["mcnemar"] == {"b_only": 4, "a_only": 0, "p": mcnemar_exact(0, 4)}
+    assert math.isclose(pair["cce"]["mean"], 0.25) and pair["cce"]["pairs"] == 2
+
+
+def test_variants_table_has_paper_reference(tmp_path: Path):
+    rows = []
+    for variant, wins in (("vanilla", 3), ("no_communication", 1), ("short_horizon", 0)):
+        rows += [result(f"t{i}", 0, success=i < wins, variant=variant) for i in range(4)]
+    rows += [result(f"t{i}", 0, success=False, framework="random") for i in range(4)]
+    rep = build_report(load_runs([write_run(tmp_path / "v", rows)]))
+    assert rep["by"] == "variant"
+    table = {r["variant"]: r for r in rep["variants"]}
+    assert table["vanilla"]["sr"]["mean"] == 0.75 and table["vanilla"]["paper_baseline_sr"] == 52.0
+    assert table["no_communication"]["paper_baseline_sr"] == 22.9
+    assert table["short_horizon"]["paper_ablation_sr"] == 37.1
+    assert table["random"]["paper_baseline_sr"] == 5.7
+    # paired differences against vanilla
+    assert all(p["a"].endswith("vanilla") and "oracle" in p["a"] for p in rep["paired"])
+
+
+def test_report_command_prints_tables(tmp_path: Path):
+    from agentworld.core.cli import _load_commands, cli
+
+    _load_commands()
+    rows = [result(f"t{i}", s, success=i % 2 == 0) for i in range(3) for s in (0, 1)]
+    run = write_run(tmp_path / "r", rows, name="demo")
+    out = CliRunner().invoke(cli, ["report", str(run)], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert "Table 2 shape" in out.output and "By team size" in out.output and "demo" in out.output
+    assert "66.7" in out.output  # SR 4/6 (with its interval)
+    out = CliRunner().invoke(cli, ["report", str(run), "--json"])
+    assert json.loads(out.output)["overall"][0]["n"] == 6
+    out = CliRunner().invoke(cli, ["report", str(tmp_path)])
+    assert out.exit_code != 0 and "not a run folder" in out.output

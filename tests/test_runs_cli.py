@@ -1,0 +1,251 @@
+"""`agentworld run` and `agentworld report` end to end with real episodes (oracle/random teams, no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentworld.core.cli import _load_commands, cli
+from agentworld.core.runner import read_results_file
+
+_load_commands()
+AGENTWORLD = str(Path(sys.executable).parent / "agentworld")
+
+
+@pytest.fixture(scope="module")
+def small_tasks() -> list[str]:
+    """The main suite's tasks with the fewest agent-turns (fast episodes)."""
+    from agentworld.core.task import load_suite
+
+    tasks = sorted(load_suite("main"), key=lambda t: (len(t.agents) * t.rounds, t.id))
+    assert len(tasks) >= 3, "the main suite should hold the starter tasks"
+    return [t.id for t in tasks[:3]]
+
+
+def invoke(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, terminal_width=160, catch_exceptions=False)
+
+
+def strip_timing(path: Path) -> list[dict]:
+    rows = [r.model_dump(exclude={"wall_s", "harness_s"}) for r in read_results_file(path)]
+    return sorted(rows, key=lambda d: d["episode_id"])
+
+
+def test_quickstart_single_oracle_episode(tmp_path: Path, small_tasks: list[str]):
+    out = tmp_path / "run"
+    res = invoke("run", "--task", small_tasks[0], "--framework", "oracle", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert "SUCCESS" in res.output and "PSR" in res.output and small_tasks[0] in res.output
+    (result,) = read_results_file(out / "results.jsonl")
+    assert result.success and result.psr == 1.0 and result.framework == "oracle"
+    folder = out / "episodes" / result.episode_id
+    for name in ("trajectory.jsonl", "result.json", "final_state.json"):
+        assert (folder / name).is_file(), name
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["episodes"][0]["episode_id"] == result.episode_id
+    assert manifest["environment"]["packages"]["pydantic"]
+
+
+def test_default_run_folder_and_bad_input(tmp_path: Path, small_tasks: list[str], monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = invoke("run", "--task", small_tasks[0], "--framework", "random", "--seed", "3", "--no-progress")
+    assert res.exit_code == 0, res.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert read_results_file(run_dir / "results.jsonl")[0].seed == 3
+    res = invoke("run", "--task", "no_such_task", "--framework", "oracle")
+    assert res.exit_code == 1 and "no_such_task" in res.output
+    res = invoke("run", "--task", small_tasks[0], "--framework", "no_such_framework")
+    assert res.exit_code == 1 and "unknown framework 'no_such_framework'" in res.output
+    res = invoke("run", "--task", small_tasks[0], "--variant", "no_such_variant")
+    assert res.exit_code == 1 and "no_such_variant" in res.output
+    res = invoke("run", "--task", small_tasks[0], "--agents", "9-3")
+    assert res.exit_code == 1 and "agents" in res.output
+
+
+def _sessions(run: Path) -> int:
+    try:
+        return len(json.loads((run / "manifest.json").read_text())["sessions"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def test_killed_three_times_and_resumed_matches_uninterrupted(tmp_path: Path, small_tasks: list[str]):
+    """SIGKILL the CLI at random moments three times, resume each time: same results, none duplicated."""
+    from agentworld.core.task import load_suite
+
+    tasks = [t.id for t in sorted(load_suite("main"), key=lambda t: (len(t.agents) * t.rounds, t.id))[:4]]
+    args = ["run", "--framework", "oracle", "--trials", "3", "--concurrency", "2", "--no-progress"]
+    for t in tasks:
+        args += ["--task", t]
+    ref = tmp_path / "ref"
+    t0 = time.monotonic()
+    res = invoke(*args, "--out", str(ref))
+    episodes_s = time.monotonic() - t0  # how long the episodes take (imports already done)
+    assert res.exit_code == 0, res.output
+    expected = strip_timing(ref / "results.jsonl")
+    assert len(expected) == 3 * len(tasks)
+
+    run = tmp_path / "run"
+    rng = random.Random(7)
+    cmd = [AGENTWORLD, *args, "--out", str(run)]
+    for kill in range(3):
+        done_before = len(read_results_file(run / "results.jsonl")) if run.exists() else 0
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Wait for this session to start (its manifest entry), then kill at a random point of the work left.
+        deadline = time.monotonic() + 60
+        while _sessions(run) <= kill and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        left = episodes_s * (1 - done_before / len(expected))
+        time.sleep(rng.uniform(0.1, 0.6) * left)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        manifest = json.loads((run / "manifest.json").read_text())
+        # The kill landed mid-run: the session never finished and episodes were still missing.
+        assert manifest["status"] == "running" and manifest["sessions"][-1]["finished"] is None
+        assert len(read_results_file(run / "results.jsonl")) < len(expected)
+        cmd = [AGENTWORLD, "run", "--resume", str(run), "--no-progress"]
+    res = invoke("run", "--resume", str(run), "--no-progress")
+    assert res.exit_code == 0, res.output
+    got = strip_timing(run / "results.jsonl")
+    ids = [r["episode_id"] for r in got]
+    assert len(ids) == len(set(ids)) == len(expected)
+    assert got == expected
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and len(manifest["sessions"]) == 4
+    # Every planned episode has exactly its one folder.
+    folders = sorted(p.name for p in (run / "episodes").iterdir())
+    assert folders == sorted(ids)
+
+
+def test_manifest_and_run_folder_hold_no_secrets(tmp_path: Path, small_tasks: list[str]):
+    secret = "sk-test-" + "Zq8" * 12
+    out = tmp_path / "run"
+    res = invoke("run", "--task", small_tasks[0], "--framework", "openai", "--model", "scripted:oracle",
+                 "--api-key-env", "AW_FAKE_TEST_KEY", "--out", str(out), "--no-progress",
+                 env={"AW_FAKE_TEST_KEY": secret})
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["spec"]["api_key_env"] == "AW_FAKE_TEST_KEY"
+    found = [p for p in out.rglob("*") if p.is_file() and secret in p.read_text(errors="ignore")]
+    assert found == []
+    (result,) = read_results_file(out / "results.jsonl")
+    assert result.framework == "openai" and result.model == "scripted:oracle"
+
+
+def test_variants_across_tasks_and_report_tables(tmp_path: Path, small_tasks: list[str]):
+    out = tmp_path / "run"
+    res = invoke("run", "--task", small_tasks[0], "--task", small_tasks[1], "--framework", "oracle",
+                 "--variant", "vanilla", "--variant", "no_communication", "--variant", "short_horizon:2",
+                 "--out", str(out), "--no-progress")
+    assert res.exit_code == 0, res.output
+    results = read_results_file(out / "results.jsonl")
+    assert len(results) == 6 and {r.variant for r in results} == {"vanilla", "no_communication", "short_horizon:2"}
+    assert all(r.max_rounds <= 2 for r in results if r.variant == "short_horizon:2")
+    res = invoke("report", str(out), "--json")
+    rep = json.loads(res.output)
+    assert rep["by"] == "variant" and {v["variant"] for v in rep["variants"]} == {
+        "vanilla", "no_communication", "short_horizon:2"}
+    vanilla = next(v for v in rep["variants"] if v["variant"] == "vanilla")
+    assert vanilla["sr"]["mean"] == 1.0 and vanilla["paper_baseline_sr"] == 52.0
+    assert len(rep["paired"]) == 2 and all(p["pairs"] == 2 for p in rep["paired"])
+
+
+def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, small_tasks: list[str]):
+    out = tmp_path / "run"
+    assert invoke("run", "--task", small_tasks[0], "--task", small_tasks[1], "--framework", "oracle",
+                  "--out", str(out), "--no-progress").exit_code == 0
+    html_path = tmp_path / "report.html"
+    res = invoke("report", str(out), "--html", str(html_path))
+    assert res.exit_code == 0, res.output
+    page = html_path.read_text()
+    # Self-contained: no external scripts, styles or images.
+    for needle in ('src="http', "src='http", 'href="http', "@import", "<link "):
+        assert needle not in page
+    assert "data:image/png;base64," in page or '"map":null' in page
+    assert "Episode viewer" in page and small_tasks[0] in page
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        pytest.skip("no chromium binary (apt-get install chromium); the rest of the report was checked")
+    profile = tmp_path / "profile"
+    proc = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom", html_path.as_uri()],
+        capture_output=True, text=True, timeout=90)
+    dom = proc.stdout
+    assert 'data-viewer-ready="1"' in dom, proc.stderr[-2000:]
+    assert "data-js-error=" not in dom
+    console_errors = [line for line in proc.stderr.splitlines()
+                      if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    assert console_errors == []
+    assert 'id="lanes"' in dom and "<polyline" in dom  # the timeline and the agents' paths were drawn
+
+
+def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path, small_tasks: list[str]):
+    run = tmp_path / "run"
+    cmd = [AGENTWORLD, "run", "--framework", "random", "--trials", "6", "--concurrency", "1", "--no-progress",
+           "--out", str(run)] + [x for t in small_tasks for x in ("--task", t)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while _sessions(run) == 0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert f"agentworld run --resume {run}" in out
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["counts"]["remaining"] > 0
+    res = invoke("run", "--resume", str(run), "--no-progress")
+    assert res.exit_code == 0, res.output
+    assert len(read_results_file(run / "results.jsonl")) == 6 * len(small_tasks)
+
+
+def test_run_spec_file_grid_with_filters(tmp_path: Path):
+    from agentworld.core.task import load_suite
+
+    tasks = load_suite("main")
+    small = min(len(t.agents) for t in tasks)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: grid\nsuite: main\nagents: '-{small}'\nframeworks: [oracle, random]\n"
+                    f"variants: [vanilla]\nseeds: [4]\nconcurrency: 3\n")
+    res = invoke("run", str(spec), "--out", str(tmp_path / "run"), "--no-progress")
+    assert res.exit_code == 0, res.output
+    results = read_results_file(tmp_path / "run" / "results.jsonl")
+    n_small = sum(len(t.agents) <= small for t in tasks)
+    assert len(results) == 2 * n_small and {r.framework for r in results} == {"oracle", "random"}
+    assert all(r.n_agents <= small and r.seed == 4 for r in results)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["spec"]["name"] == "grid" and manifest["spec"]["agents"] == f"-{small}"
+    cat = results[0].category
+    res = invoke("run", "--suite", "main", "--category", cat, "--framework", "oracle", "--out",
+                 str(tmp_path / "cat"), "--no-progress")
+    assert res.exit_code == 0, res.output
+    assert {r.category for r in read_results_file(tmp_path / "cat" / "results.jsonl")} == {cat}
+    spec.write_text("suite: main\nframeworks: [oracle]\nconcurency: 2\n")
+    res = invoke("run", str(spec))
+    assert res.exit_code == 1 and "concurency: unknown field" in res.output
+
+
+def test_rate_limit_spaces_the_turns_of_a_provider(tmp_path: Path, small_tasks: list[str]):
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    res = invoke("run", "--task", small_tasks[0], "--framework", "oracle", "--rate-limit", "oracle=40",
+                 "--out", str(out), "--no-progress")
+    elapsed = time.monotonic() - t0
+    assert res.exit_code == 0, res.output
+    (r,) = read_results_file(out / "results.jsonl")
+    turns = r.actions + r.chats + r.no_calls
+    assert r.success and elapsed >= (turns - 1) / 40  # each turn waited for its slot
+    res = invoke("run", "--task", small_tasks[0], "--rate-limit", "oracle")
+    assert res.exit_code == 2 and "PROVIDER=TURNS_PER_SECOND" in res.output

@@ -1,0 +1,173 @@
+"""Every built-in verifier check against a real world, plus a custom Python verifier from a plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentworld.core import plugins
+from agentworld.core.effects import Effects
+from agentworld.core.hookspecs import hookimpl
+from agentworld.core.records import Checkpoint
+from agentworld.core.task import CheckSpec, Task, VerifierSpec, load_task, parse_task
+from agentworld.core.tools import TOOLS
+from agentworld.core.verify import verify
+from agentworld.core.world.datapack import load_world
+from agentworld.core.world.engine import EmbeddedWorld
+
+DATA = Path(__file__).parent / "data"
+
+
+class Bench:
+    """A task's agents in a fresh world; ``act`` runs a tool and keeps the effects history."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.world = EmbeddedWorld(load_world(), seed=0)
+        for a in task.agents:
+            self.world.add_player(a.player_spec())
+        self.history: list[tuple[str, Effects]] = []
+
+    def act(self, agent: str, tool: str, **args):
+        res = TOOLS[tool].execute(self.world, agent, args)
+        assert res.ok, res.text
+        self.history.append((agent, res.effects))
+        return res
+
+    def check(self, **spec) -> Checkpoint:
+        t = self.task.model_copy(update={"verifier": VerifierSpec(checks=[CheckSpec.model_validate(spec)])})
+        result = verify(t, self.world, self.history)
+        return result.checkpoints[0]
+
+
+@pytest.fixture
+def bench() -> Bench:
+    return Bench(load_task(DATA / "good_base_task.yaml"))
+
+
+def test_item_count_agent_any_team(bench: Bench):
+    cp = bench.check(check="item_count", item="bead", agent="agent_3")
+    assert (cp.value, cp.target, cp.achieved) == (1, 1, True)
+    assert cp.name == "bead with wizard"
+    assert not bench.check(check="item_count", item="bead", agent="wizard", count=2).achieved  # username works too
+    bench.act("agent_2", "transfer_items", targetPlayer="lumberjack", itemKey="logs", count=1)
+    assert bench.check(check="item_count", item="logs").value == 1  # any one agent: the best holder
+    assert bench.check(check="item_count", item="logs", scope="team", count=2).achieved
+    assert not bench.check(check="item_count", item="logs", count=2).achieved
+
+
+def test_item_count_counts_equipped_pieces(bench: Bench):
+    bench.act("agent_1", "equip_item", itemKey="axe")
+    assert bench.world.player_state("agent_1").count("axe") == 0
+    assert bench.check(check="item_count", item="axe", agent="agent_1").achieved
+
+
+def test_equipped(bench: Bench):
+    assert not bench.check(check="equipped", item="axe").achieved
+    bench.act("agent_1", "equip_item", itemKey="axe")
+    assert bench.check(check="equipped", item="axe").achieved
+    assert bench.check(check="equipped", item="axe", agent="agent_1").achieved
+    assert not bench.check(check="equipped", item="axe", agent="agent_2").achieved
+
+
+def test_crafted_and_delivered(bench: Bench):
+    assert bench.check(check="crafted", item="stick").value == 0
+    bench.act("agent_2", "craft_item", skill="Fletching", itemKey="stick", count=2)
+    cp = bench.check(check="crafted", item="stick", count=4)
+    assert cp.achieved and cp.value == 4
+    assert not bench.check(check="crafted", item="stick", agent="agent_1").achieved
+    assert not bench.check(check="delivered", item="stick", to="agent_3").achieved
+    bench.act("agent_2", "transfer_items", targetPlayer="wizard", itemKey="stick", count=3)
+    cp = bench.check(check="delivered", item="stick", to="agent_3", count=3)
+    assert cp.achieved and cp.name == "stick delivered to wizard"
+    assert bench.check(check="delivered", item="stick", to="agent_3", **{"from": "agent_2"}).achieved
+    assert not bench.check(check="delivered", item="stick", to="agent_3", **{"from": "agent_1"}).achieved
+    # held from the start but never handed over: not a delivery
+    assert not bench.check(check="delivered", item="bead", to="agent_3").achieved
+
+
+def test_at_location(bench: Bench):
+    assert bench.check(check="at_location", landmark="hearthmoor").achieved  # everyone, landmark radius
+    cp = bench.check(check="at_location", x=450, y=400, radius=0)
+    assert (cp.value, cp.target, cp.achieved) == (1, 3, False)
+    assert bench.check(check="at_location", x=450, y=400, radius=0, require="any").achieved
+    assert bench.check(check="at_location", x=451, y=400, radius=0, agent="agent_2").achieved
+    assert not bench.check(check="at_location", x=451, y=400, radius=0, agents=["agent_1", "agent_3"]).achieved
+    bench.act("agent_1", "move_character", x=430, y=400)
+    assert not bench.check(check="at_location", x=450, y=400, radius=5, agent="agent_1").achieved
+
+
+class _OneDead:
+    """A world whose agent_2 is dead (reads only: verifiers never act)."""
+
+    def __init__(self, world):
+        self.world = world
+
+    def player_state(self, agent_id):
+        st = self.world.player_state(agent_id)
+        return st.model_copy(update={"alive": False, "hp": 0}) if agent_id == "agent_2" else st
+
+
+def test_all_alive(bench: Bench):
+    cp = bench.check(check="all_alive")
+    assert cp.achieved and cp.value == 3
+    t = bench.task.model_copy(update={"verifier": VerifierSpec(checks=[CheckSpec(check="all_alive")])})
+    res = verify(t, _OneDead(bench.world), [])
+    assert not res.success and res.checkpoints[0].value == 2 and res.message == "all alive: no"
+
+
+def test_kills_come_from_engine_state_not_text():
+    w = load_world()
+    chicken = min((m for m in w.mobs if m.type == "chicken"), key=lambda m: m.id)
+    spot = w.map.nearest_walkable(chicken.x + 2, chicken.y)
+    raw = {
+        "id": "kill_test", "task": {"name": "k"}, "objectives": {"primary": "kill"},
+        "agent_1": {"username": "hunter", "location": {"x": spot[0], "y": spot[1]},
+                    "skill_levels": {"strength": 20, "accuracy": 20, "defense": 20, "health": 20}},
+        "agent_2": {"username": "talker", "location": {"x": spot[0], "y": spot[1]}},
+    }
+    b = Bench(parse_task(raw, "kill_test.yaml", "kill_test"))
+    b.act("agent_2", "chat", message="I killed a chicken! chicken killed!")
+    assert b.check(check="kills", mob="chicken").value == 0
+    b.act("agent_1", "attack_entity", targetInstance=chicken.id)
+    cp = b.check(check="kills", mob="chicken")
+    assert cp.achieved and cp.value == 1 and cp.name == "chicken killed"
+    assert b.check(check="kills", mob="chicken", agent="agent_1").achieved
+    assert not b.check(check="kills", mob="chicken", agent="agent_2").achieved
+    assert not b.check(check="kills", mob="goblin").achieved
+
+
+def test_verify_message_psr_and_unverifiable(bench: Bench):
+    t = bench.task.model_copy(update={"verifier": VerifierSpec(checks=[
+        CheckSpec.model_validate({"check": "item_count", "item": "staff", "agent": "agent_3", "name": "staff with wizard"}),
+        CheckSpec(check="all_alive")])})
+    res = verify(t, bench.world, [])
+    assert res.message == "staff with wizard: 0/1, all alive: yes"
+    assert res.psr == 0.5 and not res.success
+    paper = load_task(DATA / "paper_task_01.yaml")
+    res = verify(paper, bench.world, [])
+    assert not res.verifiable and not res.success and res.checkpoints == []
+
+
+class _CustomVerifierPlugin:
+    @hookimpl
+    def register_verifiers(self, register):
+        def woodworker_has_logs(ctx, minimum=1):
+            n = ctx.state("woodworker").count("logs")
+            return Checkpoint(name="woodworker logs", check="woodworker_has_logs", value=n, target=minimum,
+                              achieved=n >= minimum)
+
+        register("woodworker_has_logs", woodworker_has_logs, description="test verifier")
+
+
+def test_custom_python_verifier_from_a_plugin(bench: Bench):
+    plugins.register_plugin(_CustomVerifierPlugin(), name="test-custom-verifier")
+    try:
+        t = bench.task.model_copy(update={"verifier": VerifierSpec(python="woodworker_has_logs", python_args={"minimum": 2})})
+        res = verify(t, bench.world, [])
+        assert res.success and res.message == "woodworker logs: 2/2"
+        bench.act("agent_2", "transfer_items", targetPlayer="lumberjack", itemKey="logs", count=1)
+        assert not verify(t, bench.world, []).success
+    finally:
+        plugins.unregister_plugin("test-custom-verifier")
