@@ -23,7 +23,7 @@ from rich.text import Text
 
 from .hookspecs import hookimpl
 from .records import EpisodeResult, StartEvent, TickEvent, TurnEvent
-from .run_spec import RunSpec, RunSpecError, build_spec, load_run_spec
+from .run_spec import RunSpecError, build_spec, load_run_spec
 
 EXIT_BUDGET_STOP = 2
 EXIT_EPISODE_ERRORS = 3
@@ -31,9 +31,9 @@ EXIT_INTERRUPTED = 130
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A rich console; piped output (files, CI logs) gets 140 columns instead of 80 squeezed ones."""
+    """A rich console; piped output (files, CI logs) gets 200 columns instead of 80 squeezed ones."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+    return Console(stderr=stderr, width=None if stream.isatty() else 200)
 
 
 # ---------------------------------------------------------------------- displays
@@ -236,6 +236,21 @@ def _parse_rate_limits(values: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+def _parse_prices(values: tuple[str, ...]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for v in values:
+        model, sep, numbers = v.rpartition("=")
+        try:
+            p_in, p_out = (float(x) for x in numbers.split(","))
+            if not sep or not model:
+                raise ValueError
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: use MODEL=IN,OUT in USD per million tokens, e.g. "
+                                     f"openai:gpt-4.1-mini=0.4,1.6", param_hint="--price") from None
+        out[model] = [p_in, p_out]
+    return out
+
+
 @click.command("run", context_settings={"show_default": True})
 @click.argument("spec_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--task", "tasks", multiple=True, help="Task id or task YAML path (repeatable).")
@@ -259,7 +274,9 @@ def _parse_rate_limits(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--concurrency", type=int, help="Episodes at once [default: 4].")
 @click.option("--rate-limit", "rate_limits", multiple=True, help="PROVIDER=TURNS_PER_SECOND (repeatable).")
 @click.option("--max-tokens-total", type=int, help="Stop the run cleanly once this many tokens are used.")
-@click.option("--max-cost", type=float, help="Stop the run cleanly once this many USD are spent.")
+@click.option("--max-cost", type=float, help="Stop the run cleanly once this many USD are spent (needs --price).")
+@click.option("--price", "prices", multiple=True,
+              help="MODEL=IN,OUT: USD per million input/output tokens, for cost and --max-cost (repeatable).")
 @click.option("--cce", "cce_judge", help="Score each episode's CCE with this judge (writes cce.json), e.g. grounded.")
 @click.option("--cce-model", help="Model of the CCE judge (an LLM judge, or the grounded judge's chat judge).")
 @click.option("--obs-format", help="Observation format given to agents [default: text].")
@@ -276,14 +293,14 @@ def _parse_rate_limits(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of tables.")
 def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[str, ...],
             frameworks: tuple[str, ...], models: tuple[str, ...], variants: tuple[str, ...],
-            rate_limits: tuple[str, ...], out: Path | None, resume: Path | None, no_progress: bool,
+            rate_limits: tuple[str, ...], prices: tuple[str, ...], out: Path | None, resume: Path | None, no_progress: bool,
             as_json: bool, **flags: Any) -> None:
     """Run episodes: one task (live view + result table) or a grid over tasks, frameworks, models,
     variants and trials (live board), from flags or a YAML run spec (SPEC_FILE).
 
     \b
     Examples:
-      agentworld run --task task01_staff --framework oracle
+      agentworld run --task task_01_staff --framework oracle
       agentworld run --suite main --framework oracle --variant vanilla --variant no_communication
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle
@@ -304,6 +321,8 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         fields["variants"] = list(variants)
     if rate_limits:
         fields["rate_limits"] = _parse_rate_limits(rate_limits)
+    if prices:
+        fields["prices"] = _parse_prices(prices)
     cce_model = fields.pop("cce_model", None)
     if cce_model:
         fields["cce_options"] = {"model": cce_model}
@@ -312,7 +331,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
             if spec_file or tasks or fields.get("suite"):
                 raise RunSpecError("--resume continues a run with its own spec: drop SPEC_FILE/--task/--suite")
             manifest = RunDir(resume).read_manifest()
-            allowed = {"concurrency", "max_tokens_total", "max_cost", "executor", "dask_workers",
+            allowed = {"concurrency", "max_tokens_total", "max_cost", "prices", "executor", "dask_workers",
                        "dask_scheduler", "rate_limits", "turn_timeout"}
             ignored = sorted(set(fields) - allowed)
             if ignored:

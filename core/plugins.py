@@ -31,6 +31,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.plugins.judges.builtin",
     "agentworld.core.cli_cce",
     "agentworld.core.cli_runs",
+    "agentworld.core.cli_prove",
 )
 
 

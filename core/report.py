@@ -105,6 +105,7 @@ class RunData:
     manifest: dict[str, Any]
     results: list[EpisodeResult]
     cce: dict[str, float] = field(default_factory=dict)  # episode id -> CCE (episodes with a cce.json)
+    errored: int = 0  # episodes recorded with an infrastructure error (left out of the tables)
 
     def episode_dir(self, eid: str) -> Path:
         return self.path / "episodes" / eid
@@ -131,14 +132,16 @@ def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
         manifest = {}
         if (path / MANIFEST).is_file():
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-        results = [r for r in read_results_file(path / RESULTS) if not needs_retry(r)]
+        everything = read_results_file(path / RESULTS)
+        results = [r for r in everything if not needs_retry(r)]
         label = (manifest.get("spec") or {}).get("name") or path.name
         base, k = label, 2
         while label in labels:
             label = f"{base}#{k}"
             k += 1
         labels.add(label)
-        run = RunData(path=path, label=label, manifest=manifest, results=results)
+        run = RunData(path=path, label=label, manifest=manifest, results=results,
+                      errored=len(everything) - len(results))
         for r in results:
             value = _read_cce(run.episode_dir(r.episode_id) / "cce.json")
             if value is not None:
@@ -153,12 +156,13 @@ class Row:
     run: RunData
     result: EpisodeResult
     cce: float | None
+    with_run_label: bool = True  # several runs: rows say which run they come from
 
     @property
     def config(self) -> str:
         r = self.result
-        parts = [self.run.label, r.framework] + ([r.model] if r.model else []) + [r.variant]
-        return " · ".join(parts)
+        parts = ([self.run.label] if self.with_run_label else []) + [r.framework] + ([r.model] if r.model else [])
+        return " · ".join(parts + [r.variant])
 
 
 def team_size_bin(n: int) -> str:
@@ -230,7 +234,7 @@ def paired(rows_a: list[Row], rows_b: list[Row]) -> dict[str, Any]:
 
 def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
     """Everything the terminal and HTML reports show, as plain data (JSON-serialisable)."""
-    rows = [Row(run, r, run.cce.get(r.episode_id)) for run in runs for r in run.results]
+    rows = [Row(run, r, run.cce.get(r.episode_id), len(runs) > 1) for run in runs for r in run.results]
     if not rows:
         raise ReportError("no finished episodes in " + ", ".join(str(r.path) for r in runs)
                           + " (errored ones are left out: `agentworld run --resume` retries them)")
@@ -241,13 +245,14 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
                                                      for r in rows if r.result.framework != "random"}) <= 1 \
             else "config"
     report: dict[str, Any] = {
-        "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.results),
+        "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.results), "errored": r.errored,
                   "planned": len(r.manifest.get("episodes", [])) or len(r.results),
                   "status": r.manifest.get("status"), "stop_reason": r.manifest.get("stop_reason"),
                   "agentworld": (r.manifest.get("environment") or {}).get("agentworld"),
                   "git": ((r.manifest.get("environment") or {}).get("git") or {}).get("commit")} for r in runs],
         "by": by,
         "has_cce": any(r.cce is not None for r in rows),
+        "has_usage": any(r.result.tokens_in or r.result.tokens_out or r.result.cost_usd for r in rows),
         "overall": [{"group": k, **metrics(v)} for k, v in configs.items()],
         "by_category": [], "by_team_size": [], "variants": [], "paired": [],
         "paper_main": [{"model": m, "sr": sr, "psr": psr, "cce": cce} for m, sr, psr, cce in PAPER_MAIN],
@@ -271,7 +276,7 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
         base = keys[0]
         # Against the first configuration (vanilla when present: the baseline of Tables 3/4).
         for k in keys:
-            if "· vanilla" in k and k.endswith("vanilla"):
+            if k.endswith("vanilla"):
                 base = k
                 break
         for k in keys:
@@ -304,6 +309,13 @@ def _signed(m: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -> st
     return f"{scale * m['mean']:+.{digits}f}{ci}"
 
 
+def usage_columns(rep: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    if not rep.get("has_usage"):
+        return ()
+    return (("tokens/episode", lambda row: f"{row['tokens']['mean']:,.0f}"),
+            ("cost $/episode", lambda row: f"{row['cost_usd']['mean']:.4f}"))
+
+
 def metric_table(title: str, rows: list[dict[str, Any]], first: list[tuple[str, str]], has_cce: bool,
                  extra: tuple[tuple[str, Any], ...] = ()) -> Any:
     from rich.table import Table
@@ -334,7 +346,8 @@ def metric_table(title: str, rows: list[dict[str, Any]], first: list[tuple[str, 
 def print_summary(runs: list[RunData], console: Any) -> None:
     """The short table printed at the end of `agentworld run`."""
     rep = build_report(runs, by="config")
-    console.print(metric_table("Results", rep["overall"], [("group", "configuration")], rep["has_cce"]))
+    console.print(metric_table("Results", rep["overall"], [("group", "configuration")], rep["has_cce"],
+                               extra=usage_columns(rep)))
 
 
 def print_report(rep: dict[str, Any], console: Any) -> None:
@@ -342,10 +355,13 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
 
     for r in rep["runs"]:
         extra = f" · stopped: {r['stop_reason']}" if r.get("stop_reason") else ""
+        if r["errored"]:
+            extra += f" · {r['errored']} errored (left out; `agentworld run --resume` retries them)"
         console.print(f"[bold]{r['label']}[/] {r['path']}: {r['episodes']}/{r['planned']} episodes"
                       f" · status {r['status']}{extra}")
     cce = rep["has_cce"]
-    console.print(metric_table("Table 2 shape: overall", rep["overall"], [("group", "configuration")], cce))
+    console.print(metric_table("Table 2 shape: overall", rep["overall"], [("group", "configuration")], cce,
+                               extra=usage_columns(rep)))
     console.print(metric_table("By category", rep["by_category"],
                                [("group", "configuration"), ("category", "category")], cce))
     console.print(metric_table("By team size", rep["by_team_size"],

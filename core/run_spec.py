@@ -67,6 +67,8 @@ class RunSpec(BaseModel):
         default_factory=dict, description="Per-provider limit on episodes running at once.")
     max_tokens_total: int | None = Field(None, ge=1)
     max_cost: float | None = Field(None, gt=0)
+    prices: dict[str, list[float]] = Field(
+        default_factory=dict, description="USD per million tokens [input, output] per model spec (for cost).")
     executor: Literal["local", "dask"] = "local"
     dask_workers: int = Field(2, ge=1)
     dask_scheduler: str | None = Field(None, description="Address of an existing Dask scheduler (tcp://host:port).")
@@ -83,6 +85,18 @@ class RunSpec(BaseModel):
     def _check_factory(cls, v: str | None) -> str | None:
         if v is not None and (v.count(":") != 1 or not all(v.split(":"))):
             raise ValueError(f"team_factory {v!r} must look like 'package.module:function'")
+        return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, v: str | None) -> str | None:
+        if v is not None:
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(v)
+            if parts.password or parts.username or re.search(r"(key|token|secret)=", parts.query, re.I):
+                raise ValueError("base_url carries credentials (user:password@ or ?key=); put the key in an "
+                                 "environment variable and name it with api_key_env (runs never store secrets)")
         return v
 
     @field_validator("api_key_env")
@@ -102,6 +116,15 @@ class RunSpec(BaseModel):
                                  f"and name it with api_key_env (secrets are never written to a run)")
         return v
 
+    @field_validator("prices")
+    @classmethod
+    def _check_prices(cls, v: dict[str, list[float]]) -> dict[str, list[float]]:
+        for model, price in v.items():
+            if len(price) != 2 or any(p < 0 for p in price):
+                raise ValueError(f"prices.{model} must be [USD per 1M input tokens, USD per 1M output tokens], "
+                                 f"e.g. [0.4, 1.6]")
+        return v
+
     @model_validator(mode="after")
     def _check_selection(self) -> "RunSpec":
         if not self.tasks and not self.suite:
@@ -112,7 +135,20 @@ class RunSpec(BaseModel):
             raise ValueError("variants is empty: use [vanilla] for the standard protocol")
         if self.seeds is not None and len(self.seeds) == 0:
             raise ValueError("seeds is empty: drop it (seed + trial is used) or list at least one")
+        if self.max_cost is not None:
+            unpriced = sorted({m for f in self.frameworks for m in self.models_for(f)
+                               if m and not m.startswith("scripted:") and m not in self.prices})
+            if unpriced:
+                raise ValueError(f"max_cost needs the price of every model; add prices for {', '.join(unpriced)} "
+                                 f"(--price MODEL=IN,OUT in USD per million tokens, e.g. {unpriced[0]}=0.4,1.6)")
         return self
+
+    def price_of(self, model: str) -> tuple[float, float] | None:
+        """(USD per input token, USD per output token), or None when the model has no price."""
+        if model in self.prices:
+            p_in, p_out = self.prices[model]
+            return p_in / 1e6, p_out / 1e6
+        return None
 
     # ------------------------------------------------------------------ grid
     def seed_list(self) -> list[int]:

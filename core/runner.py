@@ -25,11 +25,11 @@ import subprocess
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
-from .records import EpisodeResult, StartEvent, TickEvent, TurnEvent
+from .records import EpisodeResult, TurnEvent
 from .run_spec import RunSpec, RunSpecError, episode_id, parse_size_range
 
 MANIFEST = "manifest.json"
@@ -471,6 +471,7 @@ class Runner:
         self.resume = resume
         self._stop_reason: str | None = None
         self._live_tokens: dict[str, int] = {}
+        self._live_cost: dict[str, float] = {}
         self._tokens_done = 0
         self._cost_done = 0.0
         self._running: dict[str, asyncio.Task] = {}
@@ -539,14 +540,24 @@ class Runner:
     def _tokens_now(self) -> int:
         return self._tokens_done + sum(self._live_tokens.values())
 
+    def _cost_now(self) -> float:
+        return self._cost_done + sum(self._live_cost.values())
+
+    def _priced(self, job: EpisodeJob, result: EpisodeResult) -> EpisodeResult:
+        """Fill cost_usd from the spec's prices when the framework did not report a cost."""
+        price = self.spec.price_of(job.model)
+        if price is None or result.cost_usd:
+            return result
+        return result.model_copy(update={"cost_usd": result.tokens_in * price[0] + result.tokens_out * price[1]})
+
     def _check_budget(self) -> None:
         if self._stop_reason:
             return
         spec = self.spec
         if spec.max_tokens_total is not None and self._tokens_now() >= spec.max_tokens_total:
             self._stop(f"token budget reached: {self._tokens_now()} >= max_tokens_total {spec.max_tokens_total}")
-        elif spec.max_cost is not None and self._cost_done >= spec.max_cost:
-            self._stop(f"cost budget reached: ${self._cost_done:.4f} >= max_cost ${spec.max_cost}")
+        elif spec.max_cost is not None and self._cost_now() >= spec.max_cost:
+            self._stop(f"cost budget reached: ${self._cost_now():.4f} >= max_cost ${spec.max_cost}")
 
     def _stop(self, reason: str) -> None:
         """Stop cleanly: nothing new starts; running episodes are cancelled (not recorded: resume reruns them)."""
@@ -579,10 +590,16 @@ class Runner:
                 out.mkdir(parents=True, exist_ok=True)
                 self.observer.episode_started(job)
 
+                price = self.spec.price_of(job.model)
+
                 def progress(event: Any) -> None:
                     if isinstance(event, TurnEvent):
                         self._live_tokens[job.episode_id] = (self._live_tokens.get(job.episode_id, 0)
                                                              + event.tokens_in + event.tokens_out)
+                        if price is not None:
+                            self._live_cost[job.episode_id] = (self._live_cost.get(job.episode_id, 0.0)
+                                                               + event.tokens_in * price[0]
+                                                               + event.tokens_out * price[1])
                     self.observer.episode_event(job, event)
                     self._check_budget()
 
@@ -604,6 +621,11 @@ class Runner:
                 finally:
                     self._running.pop(job.episode_id, None)
                     self._live_tokens.pop(job.episode_id, None)
+                    self._live_cost.pop(job.episode_id, None)
+                priced = self._priced(job, result)
+                if priced is not result and (out / "result.json").is_file():
+                    (out / "result.json").write_text(priced.model_dump_json(indent=2) + "\n", encoding="utf-8")
+                result = priced
                 if self._cce is not None and not needs_retry(result):
                     # Scored before the result is recorded: a recorded episode always has its cce.json.
                     try:
@@ -688,4 +710,4 @@ def run_sync(runner: Runner) -> RunSummary:
 
 
 __all__ = ["EpisodeJob", "Runner", "RunDir", "RunSummary", "LocalExecutor", "RateLimiter", "plan_jobs",
-           "select_tasks", "run_episode_job", "read_results_file", "needs_retry", "environment_info", "asdict"]
+           "select_tasks", "run_episode_job", "read_results_file", "needs_retry", "environment_info"]

@@ -5,8 +5,11 @@ their tool objects from here. Every helper sends ``Authorization: Bearer <token>
 open a new MCP session per call act as the right character. Heavy framework imports happen inside the
 helpers. Signatures::
 
-    # the server, from Team.start(episode)
-    server = await EpisodeMcpServer.join_or_start(episode, turn_timeout=..., validate_before_turn=False)
+    # the tool source FrameworkTeam.start opens (plugins/agents/common.py): server started or joined
+    source = await open_mcp_tool_source(episode, team_spec)     # await source.call(agent_id, tool, args) -> ToolResult
+    await source.aclose()                                       # closes sessions; stops the server it started
+    # or the server itself, from Team.start(episode)
+    server = await EpisodeMcpServer.join_or_start(episode, players={agent_id: "<framework>", ...})
     url, token = server.url, server.token(agent_id)
 
     seat_headers(token) -> dict[str, str]

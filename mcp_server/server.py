@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import socket
+import time
 from typing import Any, Iterable
 
 import uvicorn
@@ -100,7 +101,9 @@ class SeatAuth:
             await _deny(send, 403, "this MCP session belongs to another seat: open your own session with your "
                                    "own token")
             return
-        scope.setdefault("state", {})["agentworld_agent"] = agent
+        state = scope.setdefault("state", {})
+        state["agentworld_agent"] = agent
+        state["agentworld_arrived"] = time.monotonic()  # tells parallel calls from sequential ones
         if self.on_connect is not None:
             self.on_connect(agent)
 
@@ -135,10 +138,14 @@ class GameMcp(FastMCP):
             "per turn; a call made before your turn waits for it. Each result ends with your observation. "
             "Read agentworld://brief for your task and role."), log_level="WARNING", **settings)
 
-    def caller(self) -> str | None:
+    def _request(self) -> Request | None:
         ctx = self.get_context()
         req = ctx.request_context.request if ctx.request_context else None
-        if isinstance(req, Request):
+        return req if isinstance(req, Request) else None
+
+    def caller(self) -> str | None:
+        req = self._request()
+        if req is not None:
             return req.scope.get("state", {}).get("agentworld_agent") or self.owner.agent_for_token(
                 req.headers.get("authorization", "").partition(" ")[2].strip())
         return None
@@ -150,7 +157,9 @@ class GameMcp(FastMCP):
         agent = self.caller()
         if agent is None:
             return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
-        return await self.owner.handle_call(agent, name, arguments)
+        req = self._request()
+        arrived = req.scope.get("state", {}).get("agentworld_arrived") if req is not None else None
+        return await self.owner.handle_call(agent, name, arguments, arrived)
 
     async def list_resources(self) -> list[types.Resource]:
         return [types.Resource(uri=uri, name=name, description=desc, mimeType=mime)
@@ -323,7 +332,8 @@ class EpisodeMcpServer:
         return want - self.connected
 
     # -- tool calls and resources ----------------------------------------------------------------
-    async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None,
+                          arrived: float | None = None) -> types.CallToolResult:
         external = self.seat(agent).external
         validate = external if self.validate_before_turn is None else self.validate_before_turn
         if validate:
@@ -332,7 +342,7 @@ class EpisodeMcpServer:
                 return self._result(agent, ToolResult.fail("bad_args" if name in TOOLS else "unknown_tool",
                                                            problem + " Not executed: your turn is not used; "
                                                                      "fix the call and try again."), 0)
-        result, lost = await self.tracker.call(agent, name, arguments)
+        result, lost = await self.tracker.call(agent, name, arguments, arrived=arrived)
         return self._result(agent, result, lost)
 
     def _malformed(self, name: str, arguments: Any) -> str | None:
@@ -432,22 +442,8 @@ def compose_brief(task: Any, agent_id: str) -> str:
 
 
 def peek_observation(world: Any, agent_id: str) -> Any:
-    """``world.observe(agent_id)`` without consuming the chat and notes that belong to the next turn.
-
-    Uses ``world.peek(agent_id)`` when a backend provides it; for the embedded engine it saves and restores
-    the player's mailbox and notes around ``observe``. For other backends it returns None (no observation in
-    results rather than a read with side effects)."""
-    peek = getattr(world, "peek", None)
-    if callable(peek):
-        return peek(agent_id)
-    player = getattr(world, "players", {}).get(agent_id) if isinstance(getattr(world, "players", None), dict) else None
-    if player is None or not all(hasattr(player, f) for f in ("mailbox", "notes", "chat_dropped")):
-        return None
-    saved = (list(player.mailbox), list(player.notes), player.chat_dropped)
-    try:
-        return world.observe(agent_id)
-    finally:
-        player.mailbox, player.notes, player.chat_dropped = saved
+    """The agent's observation after its action, without consuming the chat and notes of its next turn."""
+    return world.peek(agent_id)
 
 
 class _InProcessUvicorn(uvicorn.Server):

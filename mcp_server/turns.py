@@ -49,6 +49,7 @@ class TurnTracker:
         self.lost: dict[str, int] = {a: 0 for a in episode.agent_ids}  # turns lost since the last call
         self.claimed: dict[str, int] = {a: 0 for a in episode.agent_ids}  # serial of the last turn a call took
         self.inflight: dict[str, int] = {}  # calls of each agent now waiting or executing
+        self.done_at: dict[str, float] = {}  # monotonic time each agent's last executed call finished
         self.turns: dict[str, Turn] = {}  # the latest Turn handed to each agent (observation, prompts)
         self.finished: str | None = None  # why the episode ended, once it has
         # one wake-up event per agent: a waiting call wakes only when its own agent's state changes
@@ -136,10 +137,14 @@ class TurnTracker:
 
     # -- calls -----------------------------------------------------------------------------------
     async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None,
-                   wait_timeout: float | None = None) -> tuple[ToolResult, int]:
+                   wait_timeout: float | None = None, arrived: float | None = None) -> tuple[ToolResult, int]:
         """Wait for ``agent_id``'s turn, execute through the gate, return (result, turns lost before it).
 
-        Never raises for the caller's mistakes: refusals and timeouts come back as failed results."""
+        ``arrived`` (``time.monotonic()`` when the request reached the server) tells parallel calls from a
+        client's next call: a call that arrived before this agent's previous call had even finished was sent
+        without its result, so it belongs to the same turn and is refused; a call sent after the result
+        waits for the agent's next turn. Never raises for the caller's mistakes: refusals and timeouts come
+        back as failed results."""
         limit = self.wait_timeout if wait_timeout is None else wait_timeout
         if self.finished:
             return self._over(), 0
@@ -148,6 +153,9 @@ class TurnTracker:
             return await self._second_call(cur, tool, arguments), 0
         if self.inflight.get(agent_id, 0):  # parallel calls: the other one is waiting for or taking this turn
             self._record_stray(agent_id, tool, arguments, "another call of this agent was already in progress")
+            return self._refuse_second(None), 0
+        if arrived is not None and arrived < self.done_at.get(agent_id, float("-inf")):
+            self._record_stray(agent_id, tool, arguments, "sent together with the call that took the turn")
             return self._refuse_second(None), 0
         self.inflight[agent_id] = self.inflight.get(agent_id, 0) + 1
         try:
@@ -190,6 +198,7 @@ class TurnTracker:
         try:
             result = await self.gate.call(agent_id, tool, arguments or {})
         finally:
+            self.done_at[agent_id] = time.monotonic()
             cur.executed.set()
         cur.result = result
         return result, lost

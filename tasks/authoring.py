@@ -75,7 +75,7 @@ def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
             for dy in sorted({d - abs(dx), -(d - abs(dx))}):
                 p = (center[0] + dx, center[1] + dy)
                 if G.in_bounds(*p) and G.walkable(*p) and G.component(*p) == comp and p not in out \
-                        and W.node_at(*p) is None:
+                        and p not in W.node_at:
                     out.append(p)
     assert len(out) >= n, (center, n, len(out))
     return out[:n]

@@ -32,9 +32,10 @@ FAULTS = ("500", "malformed", "empty", "timeout")
 
 
 class OpenAIStubServer:
-    def __init__(self, decide: Decide, *, slow_s: float = 2.0):
+    def __init__(self, decide: Decide, *, slow_s: float = 2.0, thought: str | None = None):
         self.decide = decide
         self.slow_s = slow_s
+        self.thought = thought  # text sent beside each tool call (models often explain their move)
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
         self.log: list[str] = []  # "ok" or the fault served, per request
@@ -102,6 +103,9 @@ class OpenAIStubServer:
                     return
                 payload = chat_completion_payload(server.decide(body), model=body.get("model", "stub"),
                                                   prompt_chars=request_chars(body))
+                message = payload["choices"][0]["message"]
+                if server.thought and message.get("tool_calls"):
+                    message["content"] = server.thought
                 self._send(200, json.dumps(payload).encode())
 
         return Handler

@@ -176,7 +176,7 @@ async def test_history_stays_within_budget(framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 async def test_second_call_is_refused_and_the_model_reads_why(framework):
     double = [("sleep", {"seconds": 1}), ("move_character", {"x": 1, "y": 1})]
-    with OpenAIStubServer(lambda body: double) as server:
+    with OpenAIStubServer(lambda body: double, thought="Resting first, then walking.") as server:
         team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url)
         gate = GateDouble()
         first = await team.act(make_turn(gate, "agent_1", 1))
@@ -184,6 +184,7 @@ async def test_second_call_is_refused_and_the_model_reads_why(framework):
         await team.aclose()
     assert [v for *_, v in gate.log] == ["ok", "refused", "ok", "refused"]
     assert [c["name"] for c in first.raw_calls] == ["sleep", "move_character"]
+    assert first.thinking == "Resting first, then walking."  # the model's words beside its calls are kept
     tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert any("FAILED (refused)" in m["content"] and "one tool call per turn" in m["content"] for m in tool_msgs)
     first_request = server.requests[0]

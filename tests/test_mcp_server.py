@@ -322,3 +322,23 @@ async def test_a_busy_port_is_a_clear_error(tmp_path):
         ep2, _ = relay_episode(tmp_path)
         with pytest.raises(ValueError, match=f"cannot listen on 127.0.0.1:{server.port}.*another --port"):
             await EpisodeMcpServer(ep2, port=server.port).start()
+
+
+async def test_two_calls_sent_together_during_the_turn_take_it_once(tmp_path):
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        async with mcp_session(server.url, server.token("agent_1")) as alice, \
+                mcp_session(server.url, server.token("agent_2")) as bob, \
+                mcp_session(server.url, server.token("agent_3")) as carol:
+            run = asyncio.create_task(ep.run())
+            while not json.loads((await alice.read_resource("agentworld://turn")).contents[0].text)["your_turn"]:
+                await asyncio.sleep(0.01)
+            give = {"targetPlayer": "bob", "itemKey": "logs", "count": 3}
+            results = await asyncio.gather(alice.call_tool("transfer_items", give),
+                                           alice.call_tool("transfer_items", give))
+            assert sorted(r.isError for r in results) == [False, True]
+            await bob.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs", "count": 3})
+            await carol.call_tool("chat", {"message": "got them"})
+            result = await run
+    assert result.success and result.rounds == 1
+    assert [e.tool for e in turn_events(ep)] == ["transfer_items", "transfer_items", "chat"]

@@ -20,6 +20,26 @@ from agentworld.core.runner import read_results_file
 
 _load_commands()
 AGENTWORLD = str(Path(sys.executable).parent / "agentworld")
+TURN_SLEEP_S = 0.015
+
+
+def slow_oracle_team(spec):
+    """The oracle, pausing before each move like a (very fast) model: gives a kill time to land mid-run.
+
+    Used by the subprocess runs below as ``--team-factory test_runs_cli:slow_oracle_team``."""
+    import asyncio
+
+    from agentworld.core.protocol import Team
+    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+
+    inner = PolicyTeam(make_policy("oracle", spec.task, spec.seed))
+
+    class SlowOracle(Team):
+        async def act(self, turn):
+            await asyncio.sleep(TURN_SLEEP_S)
+            return await inner.act(turn)
+
+    return SlowOracle()
 
 
 @pytest.fixture(scope="module")
@@ -88,25 +108,25 @@ def test_killed_three_times_and_resumed_matches_uninterrupted(tmp_path: Path, sm
     for t in tasks:
         args += ["--task", t]
     ref = tmp_path / "ref"
-    t0 = time.monotonic()
     res = invoke(*args, "--out", str(ref))
-    episodes_s = time.monotonic() - t0  # how long the episodes take (imports already done)
     assert res.exit_code == 0, res.output
     expected = strip_timing(ref / "results.jsonl")
     assert len(expected) == 3 * len(tasks)
+    turns = {r["episode_id"]: r["actions"] + r["chats"] + r["no_calls"] for r in expected}
 
     run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     rng = random.Random(7)
-    cmd = [AGENTWORLD, *args, "--out", str(run)]
+    cmd = [AGENTWORLD, *args, "--team-factory", "test_runs_cli:slow_oracle_team", "--out", str(run)]
     for kill in range(3):
-        done_before = len(read_results_file(run / "results.jsonl")) if run.exists() else 0
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        # Wait for this session to start (its manifest entry), then kill at a random point of the work left.
+        done = {r.episode_id for r in read_results_file(run / "results.jsonl")} if run.exists() else set()
+        # A lower bound of the time this session needs: the pauses of the turns still to play.
+        left_s = sum(n for eid, n in turns.items() if eid not in done) * TURN_SLEEP_S / 2
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 60
         while _sessions(run) <= kill and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        left = episodes_s * (1 - done_before / len(expected))
-        time.sleep(rng.uniform(0.1, 0.6) * left)
+            time.sleep(0.005)  # this session has started (its manifest entry exists)
+        time.sleep(rng.uniform(0.1, 0.6) * left_s)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         manifest = json.loads((run / "manifest.json").read_text())
@@ -114,8 +134,8 @@ def test_killed_three_times_and_resumed_matches_uninterrupted(tmp_path: Path, sm
         assert manifest["status"] == "running" and manifest["sessions"][-1]["finished"] is None
         assert len(read_results_file(run / "results.jsonl")) < len(expected)
         cmd = [AGENTWORLD, "run", "--resume", str(run), "--no-progress"]
-    res = invoke("run", "--resume", str(run), "--no-progress")
-    assert res.exit_code == 0, res.output
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
     got = strip_timing(run / "results.jsonl")
     ids = [r["episode_id"] for r in got]
     assert len(ids) == len(set(ids)) == len(expected)

@@ -158,6 +158,21 @@ async def test_token_budget_stops_cleanly_and_resume_continues(tmp_path: Path):
     assert summary.done == 4 and summary.stop_reason is None
 
 
+async def test_cost_budget_from_prices(tmp_path: Path):
+    jobs = [EpisodeJob(episode_id=episode_id(f"t{i}", "fake", "openai:x", "vanilla", 0), task_id=f"t{i}",
+                       task_path=None, category="c", n_agents=3, framework="fake", model="openai:x",
+                       variant="vanilla", seed=0) for i in range(4)]
+    with pytest.raises(RunSpecError, match="prices for openai:x"):
+        build_spec({"tasks": ["t0"], "frameworks": ["fake"], "models": ["openai:x"], "max_cost": 200})
+    spec = build_spec({"tasks": ["t0"], "frameworks": ["fake"], "models": ["openai:x"], "concurrency": 1,
+                       "max_cost": 200, "prices": {"openai:x": [1e6, 0]}})  # $1 per input token
+    summary = await Runner(spec, tmp_path / "run", jobs=jobs,
+                           executor=LocalExecutor(FakeEpisodes(tokens=50, delay=0.001))).run()
+    assert summary.stop_reason and "cost budget" in summary.stop_reason
+    (first,) = read_results_file(tmp_path / "run" / "results.jsonl")
+    assert first.cost_usd == 150.0  # 3 turns x 50 input tokens x $1
+
+
 async def test_concurrency_limit_is_respected(tmp_path: Path):
     running, peak = 0, 0
 
@@ -229,6 +244,9 @@ def test_spec_file_errors_name_field_and_fix(tmp_path: Path):
         load_run_spec(p)
     p.write_text("frameworks: [oracle]\n")
     with pytest.raises(RunSpecError, match="no tasks selected"):
+        load_run_spec(p)
+    p.write_text("tasks: [a]\nbase_url: https://me:hunter2@llm.example/v1\n")
+    with pytest.raises(RunSpecError, match="base_url carries credentials"):
         load_run_spec(p)
     p.write_text("tasks: [a]\napi_key_env: sk-abcdefghijklmnopqrstuvwxyz\n")
     with pytest.raises(RunSpecError, match="NAME of an environment variable"):

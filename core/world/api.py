@@ -135,6 +135,11 @@ class World(ABC):
         """The agent's own view. Round/budget fields are filled in by the episode."""
 
     @abstractmethod
+    def peek(self, agent_id: str) -> "Observation":
+        """The same view as ``observe`` without handing over (clearing) chat and notes: for showing the
+        state after an action (MCP tool results) without stealing what belongs to the next turn."""
+
+    @abstractmethod
     def player_state(self, agent_id: str) -> PlayerState: ...
 
     @abstractmethod

@@ -20,8 +20,11 @@ Point = tuple[int, int]
 
 class GameMap:
     def __init__(self, biome: np.ndarray, biome_keys: list[str], walkable: np.ndarray, version: str,
-                 road: np.ndarray | None = None):
-        """``biome``: uint8 (height, width) indices into ``biome_keys``; ``walkable``: bool (height, width)."""
+                 road: np.ndarray | None = None, components: np.ndarray | None = None):
+        """``biome``: uint8 (height, width) indices into ``biome_keys``; ``walkable``: bool (height, width).
+
+        ``components``: 4-connected component labels of ``walkable`` (int, 0 = blocked) when the caller
+        already has them (the generator computes them fast); otherwise they are labelled on first use."""
         if biome.shape != walkable.shape:
             raise ValueError(f"biome grid {biome.shape} and walkable grid {walkable.shape} differ in shape")
         self.height, self.width = biome.shape
@@ -32,7 +35,9 @@ class GameMap:
         self.road = road.astype(bool, copy=False) if road is not None else np.zeros_like(self.walkable_grid)
         # flat bytes for the hot path: walk[y * width + x]
         self._walk = bytes(self.walkable_grid.astype(np.uint8).ravel())
-        self._components: np.ndarray | None = None
+        if components is not None and components.shape != self.walkable_grid.shape:
+            raise ValueError(f"component labels {components.shape} and walkable grid {walkable.shape} differ in shape")
+        self._components: np.ndarray | None = components
 
     # -- queries ----------------------------------------------------------------------------------
     def in_bounds(self, x: int, y: int) -> bool:

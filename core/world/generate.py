@@ -765,8 +765,7 @@ def generate(data: WorldData) -> Generated:
     start = len(nodes) + 1
     mobs = [MobPlacement(f"{k}#{i}", k, x, y) for i, (k, x, y) in enumerate(raw_mobs, start=start)]
 
-    gmap = GameMap(b.biome, b.keys, walk, data.map.version, road=b.road)
-    gmap._components = labels  # same labelling GameMap would compute, without its 1 s pure-Python flood fill
+    gmap = GameMap(b.biome, b.keys, walk, data.map.version, road=b.road, components=labels)
     # an anchor tile per area: the first landmark on each land mass, the entrance of each underground area
     areas: dict[str, tuple[int, int]] = {}
     for key, mask in masses.items():

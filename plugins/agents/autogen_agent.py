@@ -35,11 +35,13 @@ def _autogen_classes():
         def __init__(self, binding: ToolBinding):
             super().__init__(RawArgs, str, binding.name, binding.description)
             self.binding = binding
+            # Built once: AssistantAgent reads every tool's schema on every model call.
+            self._schema = ToolSchema(name=binding.name, description=binding.description,
+                                      parameters=binding.schema(), strict=False)
 
         @property
         def schema(self) -> ToolSchema:
-            return ToolSchema(name=self.binding.name, description=self.binding.description,
-                              parameters=self.binding.schema(), strict=False)
+            return self._schema
 
         async def run(self, args: RawArgs, cancellation_token: Any) -> str:
             return await self.binding.run(args.model_dump())
@@ -88,6 +90,8 @@ def _autogen_classes():
                 kwargs["tool_choice"] = "required"  # AssistantAgent has no tool_choice option; the paper forces one
             result = await call_model(lambda: self.inner.create(messages, **kwargs), self.team.model, meter, _validate)
             meter.usage(result.usage.prompt_tokens, result.usage.completion_tokens)
+            if result.thought:  # text the model wrote next to its tool call
+                self.team.thoughts[self.agent_id] = result.thought
             if isinstance(result.content, list):
                 for call in result.content:
                     meter.emitted(call.name, call.arguments)
@@ -138,6 +142,10 @@ _CLASSES: dict[str, Any] | None = None
 class AutoGenTeam(FrameworkTeam):
     framework = "autogen"
 
+    def __init__(self, spec: TeamSpec):
+        super().__init__(spec)
+        self.thoughts: dict[str, str] = {}  # agent id -> text the model wrote beside its tool call this turn
+
     def model_client(self) -> Any:
         if self.model.is_scripted:
             from .fakes import scripted_autogen_client
@@ -180,11 +188,14 @@ class AutoGenTeam(FrameworkTeam):
         from autogen_agentchat.messages import TextMessage
         from autogen_core import CancellationToken
 
+        self.thoughts.pop(turn.agent_id, None)
         response = await agent.on_messages([TextMessage(content=turn_messages(turn)[1], source="game")],
                                            CancellationToken())
         message = response.chat_message
-        # With a tool call the final message is the tool summary; only a text answer is the model's own words.
-        return message.content if isinstance(message, TextMessage) else ""
+        # With a tool call the final message is the tool summary; the model's own words are its "thought".
+        if isinstance(message, TextMessage):
+            return message.content
+        return self.thoughts.pop(turn.agent_id, "")
 
     async def close_agent(self, agent: Any) -> None:
         await agent._model_client.close()

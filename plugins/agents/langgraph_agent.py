@@ -82,7 +82,7 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
             meter.emitted(bad.get("name") or "?", bad.get("args"))
         return {"messages": removed + [msg]}
 
-    def route(state: dict[str, Any]) -> str:
+    async def route(state: dict[str, Any]) -> str:  # async: a sync router would hop through a thread pool
         return "tools" if state["messages"][-1].tool_calls else END
 
     graph = StateGraph(State)

@@ -22,6 +22,7 @@ class OpenAIAgent:
     system: str
     tools: list[ToolBinding]
     history: list[dict[str, Any]] = field(default_factory=list)  # user/assistant/tool messages, no system
+    schemas: list[dict[str, Any]] = field(default_factory=list)  # the tools' function schemas, built once
 
 
 def validate_completion(resp: Any) -> None:
@@ -84,7 +85,8 @@ class OpenAITeam(FrameworkTeam):
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> OpenAIAgent:
         system, _ = turn_messages(turn)
-        return OpenAIAgent(system=system, tools=tool_bindings(turn.tools, router))
+        tools = tool_bindings(turn.tools, router)
+        return OpenAIAgent(system=system, tools=tools, schemas=[t.openai_schema() for t in tools])
 
     async def trim(self, agent: OpenAIAgent, turn: Turn, budget: HistoryBudget) -> int:
         return trim_openai_history(agent.history, budget, incoming_chars=len(self.turn_text(turn)))
@@ -101,7 +103,7 @@ class OpenAITeam(FrameworkTeam):
             messages.append({"role": "user", "content": summary})
         messages.extend(agent.history)
         req: dict[str, Any] = {"model": self.model.model, "messages": messages,
-                               "tools": [t.openai_schema() for t in agent.tools],
+                               "tools": agent.schemas,
                                "tool_choice": "required", "parallel_tool_calls": False}
         if self.model.temperature is not None:
             req["temperature"] = self.model.temperature

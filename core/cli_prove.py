@@ -1,0 +1,87 @@
+"""``agentworld tasks prove``: the proof table for shipped tasks (registered as a plugin).
+
+Attaches a ``prove`` subcommand to the ``tasks`` group that ``core/cli_tasks.py`` registers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from .hookspecs import hookimpl
+
+
+def _mark(ok: bool, warning: bool = False) -> str:
+    if not ok:
+        return "[red]FAIL[/red]"
+    return "[yellow]ok*[/yellow]" if warning else "[green]ok[/green]"
+
+
+@click.command("prove")
+@click.argument("task_ids", nargs=-1)
+@click.option("--all", "all_tasks", is_flag=True, help="Prove every task of the suite.")
+@click.option("--suite", default="main", show_default=True, help="Suite for --all (main, augmented).")
+@click.option("--random-seeds", default=1, show_default=True, type=click.IntRange(0, 20),
+              help="How many random-team episodes per task (seeds 0..N-1).")
+@click.option("--allow-random", "allow_random", multiple=True, metavar="TASK_ID",
+              help="A task that may pass with the random team (an easy task; reported, not failed). Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every finding's detail.")
+def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_seeds: int,
+              allow_random: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+    """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative,
+    and verified honestly. Exit 1 if any task fails a proof."""
+    from .prove import prove_tasks
+    from .task import TaskError, find_task, load_suite
+
+    if not task_ids and not all_tasks:
+        raise click.UsageError("name task ids (e.g. task_01_staff) or pass --all")
+    try:
+        tasks = load_suite(suite) if all_tasks else [find_task(t) for t in task_ids]
+    except (KeyError, TaskError) as exc:
+        raise click.ClickException(str(exc).strip('"')) from None
+    t0 = time.perf_counter()
+    proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random)
+    wall = time.perf_counter() - t0
+    oracle_s = sum(p.oracle_s for p in proofs)
+    failed = [p for p in proofs if not p.ok]
+    if as_json:
+        click.echo(json.dumps({"tasks": [p.to_dict() for p in proofs], "ok": not failed, "wall_s": round(wall, 2),
+                               "oracle_s": round(oracle_s, 2)}, indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        con = Console()
+        names = ["solvable", "idle fails", "random fails", "collaborative", "honest verifier"]
+        table = Table("task", "category", "agents", "budget", "ref rounds", "slack", "steps",
+                      *[n.replace(" ", "\n") for n in names], title=f"task proofs ({len(proofs)})")
+        for p in proofs:
+            cells = []
+            for n in names:
+                f = p.finding(n)
+                cells.append("-" if f is None else _mark(f.ok, f.warning))
+            table.add_row(p.task_id, p.category or "-", str(p.agents), str(p.budget),
+                          "-" if p.ref_rounds is None else str(p.ref_rounds), "-" if p.slack is None else str(p.slack),
+                          f"{p.plan_steps}/{p.max_action_steps}", *cells)
+        con.print(table)
+        for p in proofs:
+            for f in p.findings:
+                if not f.ok or f.warning or verbose:
+                    con.print(f"{p.task_id} {f.name}: {_mark(f.ok, f.warning)} {f.detail}", highlight=False,
+                              soft_wrap=True)
+        con.print(f"{len(proofs) - len(failed)}/{len(proofs)} tasks proven in {wall:.1f} s "
+                  f"(oracle episodes {oracle_s:.1f} s)")
+    if failed:
+        sys.exit(1)
+
+
+@hookimpl(trylast=True)  # after core/cli_tasks.py has added the `tasks` group
+def register_commands(cli):
+    tasks = cli.commands.get("tasks")
+    if tasks is None:  # the tasks group registers in its own plugin; without it there is nothing to attach to
+        raise RuntimeError("agentworld.core.cli_prove needs the `tasks` command group (agentworld.core.cli_tasks)")
+    tasks.add_command(prove_cmd)
