@@ -23,7 +23,7 @@ from typing import Any
 
 from agentworld.core.episode import Episode
 from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
-from agentworld.core.task import Task, load_suite
+from agentworld.core.task import Task, find_task, load_suite
 from agentworld.core.world.datapack import load_world
 
 FRAMEWORKS = ("oracle", "openai", "autogen", "langgraph", "camel")
@@ -98,21 +98,20 @@ async def measure(framework: str, task: Task, repeat: int) -> dict[str, Any]:
 
 
 def pick_tasks(ids: list[str]) -> list[Task]:
-    tasks = load_suite("main")
+    """The given task ids; by default the original 3- and 10-agent starter tasks (the figures in
+    docs/plugins.md), or else the smallest and the largest team of the suite."""
     if ids:
-        chosen = [t for t in tasks if t.id in ids]
-        missing = sorted(set(ids) - {t.id for t in chosen})
-        if missing:
-            raise SystemExit(f"unknown task id(s) {', '.join(missing)}; known: {', '.join(t.id for t in tasks)}")
-        return chosen
-    # default: the smallest team and the largest team of the starter suite
-    by_size = sorted(tasks, key=lambda t: (len(t.agents), t.id))
-    return [by_size[0], by_size[-1]] if len(by_size) > 1 else by_size
+        return [find_task(i) for i in ids]
+    try:
+        return [find_task("task_01_staff"), find_task("task_08_convoy")]
+    except (KeyError, ValueError, FileNotFoundError):
+        by_size = sorted(load_suite("main", validate=False), key=lambda t: (len(t.agents), t.id))
+        return [by_size[0], by_size[-1]] if len(by_size) > 1 else by_size
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", nargs="*", default=[], help="task ids (default: smallest and largest starter task)")
+    ap.add_argument("--tasks", nargs="*", default=[], help="task ids (default: task_01_staff and task_08_convoy)")
     ap.add_argument("--frameworks", nargs="*", default=list(FRAMEWORKS))
     ap.add_argument("--repeat", type=int, default=2, help="episodes per framework and task (seeds 0..N-1)")
     ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
@@ -122,7 +121,11 @@ def main() -> None:
     load_world()
     warm = time.perf_counter() - t0
     rows = []
-    for task in pick_tasks(args.tasks):
+    try:
+        tasks = pick_tasks(args.tasks)
+    except KeyError as exc:  # an unknown id: the message lists the known ones
+        raise SystemExit(str(exc.args[0])) from None
+    for task in tasks:
         for fw in args.frameworks:
             rows.append(asyncio.run(measure(fw, task, args.repeat)))
     if args.json:

@@ -428,7 +428,7 @@ def report_cmd(run_dirs: tuple[Path, ...], html_path: Path | None, by: str | Non
     except ReportError as e:
         raise click.ClickException(str(e)) from None
     if as_json:
-        click.echo(json.dumps(rep, indent=2, default=str))
+        click.echo(json.dumps(_finite(rep), indent=2, default=str))
     else:
         print_report(rep, make_console())
     if html_path is not None:
@@ -436,6 +436,17 @@ def report_cmd(run_dirs: tuple[Path, ...], html_path: Path | None, by: str | Non
 
         write_html_report(runs, rep, html_path, max_episodes=max_viewer_episodes)
         make_console(stderr=as_json).print(f"HTML report: [bold]{html_path}[/]")
+
+
+def _finite(value: Any) -> Any:
+    """NaN (an interval from a single episode) becomes null: strict JSON has no NaN."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 @hookimpl

@@ -33,7 +33,6 @@ def run_job_in_worker(job: Any, out_dir: str) -> str:
 
 class DaskExecutor:
     name = "dask"
-    streams_events = False
 
     def __init__(self, n_workers: int = 2, scheduler: str | None = None) -> None:
         try:

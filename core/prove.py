@@ -271,6 +271,37 @@ class SoloAnalysis:
         return all(self.obtainable(agent_id, i, frozenset({next(iter(recipe.outputs))})) for i in recipe.inputs)
 
 
+def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
+    """Agents that could do all of the objective's *work* alone: obtain every item the checks ask for and
+    win every fight, if the checks did not name who must hold, craft or receive it. Presence checks
+    (``at_location``) and ``all_alive`` are left out. A task where someone can is collaborative only
+    because its verifier pins roles or asks for several places at once (reported as a warning)."""
+    from .verify import Check, _registered
+
+    analysis = SoloAnalysis(task, w)
+    registry = _registered()
+    assert task.verifier is not None
+    out = []
+    for a in task.agent_ids:
+        able = True
+        for spec in task.verifier.checks:
+            check = registry.get(spec.check)
+            if not isinstance(check, Check) or spec.check in ("at_location", "all_alive"):
+                continue
+            p = check.params.model_validate(spec.params)
+            if spec.check == "kills":
+                able = analysis.can_kill(a, p.mob, p.count)
+            elif spec.check == "crafted":
+                able = any(analysis._can_make(a, r) for r in analysis.w.recipes_by_output.get(p.item, []))
+            elif check.items:
+                able = all(analysis.obtainable(a, item) for item in check.items(p))
+            if not able:
+                break
+        if able:
+            out.append(a)
+    return out
+
+
 def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | None]:
     """For each agent: why it cannot meet the whole verifier alone (None: it could)."""
     analysis = SoloAnalysis(task, w)
@@ -347,10 +378,15 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
     # collaborative
     blockers = solo_blockers(task)
     solo = [a for a, why in blockers.items() if why is None]
-    proof.findings.append(Finding(
-        "collaborative", not solo,
-        f"{', '.join(task.agent(a).username for a in solo)} could meet every check alone" if solo
-        else f"no agent alone (e.g. {task.agents[0].username}: {blockers[task.agents[0].agent_id]})"))
+    workers = work_solo(task)
+    if solo:
+        detail = f"{', '.join(task.agent(a).username for a in solo)} could meet every check alone"
+    else:
+        detail = f"no agent alone (e.g. {task.agents[0].username}: {blockers[task.agents[0].agent_id]})"
+        if workers:
+            detail += (f"; but {', '.join(task.agent(a).username for a in workers)} could do all the work, so "
+                       "collaboration rests on the roles and places the verifier names")
+    proof.findings.append(Finding("collaborative", not solo, detail, warning=bool(workers) and not solo))
 
     # honest verifier
     unreached = [cp.name for cp in oracle.checkpoints if not cp.achieved]

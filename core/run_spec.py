@@ -128,7 +128,8 @@ class RunSpec(BaseModel):
     @model_validator(mode="after")
     def _check_selection(self) -> "RunSpec":
         if not self.tasks and not self.suite:
-            raise ValueError("no tasks selected: give `tasks` (ids) or `suite` (main|augmented)")
+            raise ValueError("no tasks selected: give tasks (--task ID or a task YAML path) or suite "
+                             "(--suite main|augmented)")
         if not self.frameworks:
             raise ValueError("frameworks is empty: name at least one (e.g. oracle)")
         if not self.variants:
@@ -155,9 +156,10 @@ class RunSpec(BaseModel):
         return list(self.seeds) if self.seeds is not None else [self.seed + k for k in range(self.trials)]
 
     def models_for(self, framework: str) -> list[str]:
-        """Models crossed with one framework: none for scripted frameworks, else the list (or the default)."""
-        if framework in SCRIPTED_FRAMEWORKS and not self.team_factory:
-            return [""]
+        """Models crossed with one framework: none for scripted frameworks (unless a team factory is given
+        models), else the list, or the default scripted:oracle."""
+        if framework in SCRIPTED_FRAMEWORKS:
+            return list(self.models) if self.team_factory and self.models else [""]
         return list(self.models) or [DEFAULT_LLM_MODEL]
 
     def public_dict(self) -> dict[str, Any]:
@@ -209,10 +211,19 @@ def build_spec(data: dict[str, Any], source: str = "command line") -> RunSpec:
         raise RunSpecError(format_validation_error(e, source)) from None
 
 
+# Spec fields whose command-line flag is not simply --field-name.
+_FLAGS = {"tasks": "--task", "categories": "--category", "frameworks": "--framework", "models": "--model",
+          "variants": "--variant", "dask_workers": "--workers", "dask_scheduler": "--scheduler",
+          "cce_judge": "--cce", "rate_limits": "--rate-limit", "prices": "--price"}
+
+
 def format_validation_error(e: ValidationError, source: str) -> str:
     lines = [f"{source}: invalid run spec ({e.error_count()} problem{'s' * (e.error_count() > 1)}):"]
     for err in e.errors():
         field = ".".join(str(x) for x in err["loc"]) or "(spec)"
+        if source == "command line" and err["loc"]:
+            name = str(err["loc"][0])
+            field = _FLAGS.get(name, "--" + name.replace("_", "-"))
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             known = ", ".join(RunSpec.model_fields)

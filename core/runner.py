@@ -441,7 +441,6 @@ class LocalExecutor:
     """Runs episodes in this process's event loop (model calls are the bottleneck, so asyncio suffices)."""
 
     name = "local"
-    streams_events = True
 
     def __init__(self, episode_fn: EpisodeFn = run_episode_job) -> None:
         self.episode_fn = episode_fn
@@ -642,6 +641,9 @@ class Runner:
 
         try:
             async with self.executor:
+                address = getattr(self.executor, "address", None)
+                if address:  # where the episodes run (a Dask scheduler), for the record
+                    manifest["sessions"][-1]["executor_address"] = address
                 await asyncio.gather(*(one(j) for j in todo))
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"

@@ -258,3 +258,26 @@ async def test_openai_paper_prompt_layout():
         f"Round {r}: it is your turn, AGENT_1. Make exactly one tool call." for r in (1, 2, 3)]
     with pytest.raises(ValueError, match="prompt_layout='poem'"):
         team_for("openai", prompt_layout="poem")
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_no_turn_lost_or_counted_twice_by_the_budget(framework):
+    """Every turn's prompt is either still in the history or counted once in the summary, also when a turn
+    failed at the model service in between."""
+    import re
+
+    with OpenAIStubServer(lambda body: ("sleep", {"seconds": 1})) as server:
+        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url, context_budget=2500,
+                        retries=1, backoff=0.0)
+        gate = GateDouble()
+        for rnd in range(1, 13):
+            if rnd == 7:
+                server.faults.extend(["500", "500"])  # this turn fails after its retry
+            await team.act(make_turn(gate, "agent_1", rnd, padding=400))
+        await team.aclose()
+    last = server.requests[-1]["messages"]
+    summary = next(m["content"] for m in last if (m.get("content") or "").startswith("[History summary"))
+    folded = int(re.search(r"your (\d+) earliest turns", summary).group(1))
+    prompts = [m for m in last if m["role"] == "user" and "Call one tool." in (m.get("content") or "")]
+    assert folded + len(prompts) == 12
+    assert len(gate.log) == 11  # the failed turn made no call

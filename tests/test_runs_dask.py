@@ -41,6 +41,7 @@ def test_dask_executor_same_results_and_resume(tmp_path: Path):
     assert strip_timing(dask / "results.jsonl") == strip_timing(local / "results.jsonl")
     manifest = json.loads((dask / "manifest.json").read_text())
     assert manifest["executor"] == "dask" and manifest["status"] == "finished"
+    assert manifest["sessions"][0]["executor_address"].startswith("tcp://127.0.0.1:")  # loopback only
 
     # Lose the last two recorded episodes (as if killed before they were recorded) and resume on Dask.
     rd = RunDir(dask)

@@ -297,6 +297,12 @@ class HistoryBudget:
         reserve = max(300, len(self.summary() or "") + 100)  # the summary line itself must fit too
         return drop_count(sizes, max(0, self.budget - reserve), keep_last)
 
+    def snapshot(self) -> tuple[int, int, Counter[str]]:
+        return self.turns_folded, self.messages_folded, Counter(self.tools_used)
+
+    def restore(self, snap: tuple[int, int, Counter[str]]) -> None:
+        self.turns_folded, self.messages_folded, self.tools_used = snap[0], snap[1], Counter(snap[2])
+
     def fold(self, n_messages: int, tool_names: Iterable[str]) -> None:
         self.turns_folded += 1
         self.messages_folded += n_messages
@@ -430,7 +436,6 @@ class FrameworkTeam(Team):
 
     async def close_agent(self, agent: Any) -> None:  # noqa: B027 - optional
         """Release one agent's framework objects (clients, sessions)."""
-
 
     # --- one turn
     async def act(self, turn: Turn) -> TurnOutcome:

@@ -65,6 +65,7 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
             else:
                 groups[-1].append(m)
         k = budget.plan([sum(message_chars(m) for m in g) for g in groups])
+        before = budget.snapshot()
         removed: list[Any] = []
         for g in groups[:k]:
             budget.fold(len(g), [c["name"] for m in g for c in (getattr(m, "tool_calls", None) or [])])
@@ -73,7 +74,13 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
         kept = [m for g in groups[k:] for m in g]
         summary = budget.summary()
         prompt = [SystemMessage(system)] + ([HumanMessage(summary)] if summary else []) + kept
-        msg = await call_model(lambda: bound.ainvoke(prompt), team.model, meter, _validate)
+        try:
+            msg = await call_model(lambda: bound.ainvoke(prompt), team.model, meter, _validate)
+        except Exception:
+            # The removals below never reach the checkpoint when the node fails: undo their bookkeeping.
+            budget.restore(before)
+            meter.trimmed -= len(removed)
+            raise
         usage = getattr(msg, "usage_metadata", None) or {}
         meter.usage(usage.get("input_tokens"), usage.get("output_tokens"))
         for c in msg.tool_calls:
