@@ -25,7 +25,7 @@ from .hookspecs import hookimpl
 from .records import EpisodeResult, StartEvent, TickEvent, TurnEvent
 from .run_spec import RunSpecError, build_spec, load_run_spec
 
-EXIT_BUDGET_STOP = 2
+EXIT_BUDGET_STOP = 4
 EXIT_EPISODE_ERRORS = 3
 EXIT_INTERRUPTED = 130
 
@@ -347,9 +347,9 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
                 run_dir = unique_run_dir(Path("runs"), new_run_id(spec))
         executor = make_executor(spec)
         runner = Runner(spec, run_dir, executor=executor, resume=resume is not None)
-        # Build one team up front so a wrong framework/model fails before anything is written.
-        _check_team_factory(runner)
-    except (RunSpecError, ValueError, KeyError) as e:
+        # A wrong framework, team factory, model spec or missing API key fails here, before anything runs.
+        _check_teams(runner)
+    except (RunSpecError, ValueError, KeyError, ImportError) as e:
         raise click.ClickException(_message(e)) from None
 
     if no_progress or as_json:
@@ -362,6 +362,8 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     try:
         summary = asyncio.run(runner.run())
     except KeyboardInterrupt:
+        if getattr(observer, "live", None) is not None:
+            observer.live.stop()
         console.print(f"[yellow]interrupted[/]: continue with  agentworld run --resume {run_dir}")
         sys.exit(EXIT_INTERRUPTED)
     except RunSpecError as e:
@@ -389,15 +391,23 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         sys.exit(EXIT_EPISODE_ERRORS)
 
 
-def _check_team_factory(runner: Any) -> None:
+def _check_teams(runner: Any) -> None:
+    """Resolve every framework/team factory and parse every model spec of the plan (with its options), and
+    check that the API key variable of each model is set: better one clear error than a run of failures."""
+    from .models import ModelSpec
     from .runner import resolve_team_factory
 
     seen = set()
     for job in runner.jobs:
-        key = (job.framework, job.team_factory)
-        if key not in seen:
-            seen.add(key)
-            resolve_team_factory(job)
+        key = (job.framework, job.team_factory, job.model)
+        if key in seen:
+            continue
+        seen.add(key)
+        resolve_team_factory(job)
+        if job.model and not job.team_factory:
+            options = {k: v for k, v in job.options.items()
+                       if k in ModelSpec.model_fields and k not in ("provider", "model")}
+            ModelSpec.parse(job.model, **options).api_key()
 
 
 def _message(e: BaseException) -> str:

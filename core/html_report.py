@@ -27,7 +27,7 @@ AGENT_COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4"
                 "#fabed4", "#469990", "#dcbeff", "#9a6324", "#fffac8", "#800000", "#aaffc3", "#808000",
                 "#ffd8b1", "#000075", "#a9a9a9", "#000000"]
 MAP_PAD = 10  # tiles around the agents' bounding box
-MAP_MAX_PX = 720  # longest side of the embedded map image
+MAP_MAX_PX = 600  # longest side of the embedded map image
 RESULT_CHARS = 240
 
 
@@ -70,8 +70,11 @@ def map_image_b64(points: list[tuple[int, int]]) -> dict[str, Any] | None:
     if y1 - y0 < 30:
         grow = 30 - (y1 - y0)
         y0, y1 = max(0, y0 - grow // 2), min(height, y1 + grow - grow // 2)
-    scale = max(1, min(12, MAP_MAX_PX // max(x1 - x0, y1 - y0)))
-    crop = img.crop((x0, y0, x1, y1)).resize(((x1 - x0) * scale, (y1 - y0) * scale), Image.NEAREST)
+    # Whole pixels per tile when the crop is small; a team spread over the whole map is scaled down instead.
+    fit = MAP_MAX_PX / max(x1 - x0, y1 - y0)
+    scale: float = min(12, int(fit)) if fit >= 1 else fit
+    size = (max(1, round((x1 - x0) * scale)), max(1, round((y1 - y0) * scale)))
+    crop = img.crop((x0, y0, x1, y1)).resize(size, Image.NEAREST if scale >= 1 else Image.BOX)
     buf = io.BytesIO()
     crop.save(buf, format="PNG", optimize=True)
     landmarks = [{"name": lm.name, "x": lm.x, "y": lm.y} for lm in getattr(loaded.data, "landmarks", [])

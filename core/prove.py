@@ -103,15 +103,40 @@ class RecordingTeam(Team):
         return TurnOutcome(thinking=tool)
 
 
+class WithoutAgent:
+    """The oracle plan with one agent sleeping through it (for the necessity check)."""
+
+    name = "oracle-without"
+
+    def __init__(self, task: Task, absent: str):
+        from agentworld.plugins.agents.scripted import OraclePolicy
+
+        self.oracle = OraclePolicy(task)
+        self.absent = absent
+
+    def decide(self, turn: Turn) -> Any:
+        if turn.agent_id == self.absent:
+            return "sleep", {"seconds": 1}
+        return self.oracle.decide(turn)
+
+
+def play_policy(task: Task, policy: Any, seed: int = 0) -> tuple[Any, RecordingTeam]:
+    from .episode import Episode
+
+    team = RecordingTeam(policy)
+    return asyncio.run(Episode(task, team, seed=seed).run()), team
+
+
+def redundant_agents(task: Task, seed: int = 0) -> list[str]:
+    """Agents without whom the reference plan still passes (each replaced by a sleeper, one at a time)."""
+    return [a for a in task.agent_ids if play_policy(task, WithoutAgent(task, a), seed)[0].success]
+
+
 def play(task: Task, policy_name: str, seed: int = 0) -> tuple[Any, RecordingTeam]:
     """One episode of a scripted team (no files written). Returns (EpisodeResult, team)."""
     from agentworld.plugins.agents.scripted import make_policy
 
-    from .episode import Episode
-
-    team = RecordingTeam(make_policy(policy_name, task, seed))
-    result = asyncio.run(Episode(task, team, seed=seed, framework=policy_name).run())
-    return result, team
+    return play_policy(task, make_policy(policy_name, task, seed), seed)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -281,12 +306,15 @@ def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
     analysis = SoloAnalysis(task, w)
     registry = _registered()
     assert task.verifier is not None
+    work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive")]
+    if not work:
+        return []  # presence only (exploration): being in several places at once is the collaboration
     out = []
     for a in task.agent_ids:
         able = True
-        for spec in task.verifier.checks:
+        for spec in work:
             check = registry.get(spec.check)
-            if not isinstance(check, Check) or spec.check in ("at_location", "all_alive"):
+            if not isinstance(check, Check):
                 continue
             p = check.params.model_validate(spec.params)
             if spec.check == "kills":
@@ -328,7 +356,8 @@ def _plan_steps(task: Task) -> int:
                default=0)
 
 
-def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: bool = False) -> TaskProof:
+def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: bool = False,
+               necessity: bool = False) -> TaskProof:
     t_start = time.perf_counter()
     proof = TaskProof(task.id, task.category, len(task.agents), task.rounds, task.max_action_steps,
                       plan_steps=_plan_steps(task))
@@ -386,7 +415,15 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
         if workers:
             detail += (f"; but {', '.join(task.agent(a).username for a in workers)} could do all the work, so "
                        "collaboration rests on the roles and places the verifier names")
-    proof.findings.append(Finding("collaborative", not solo, detail, warning=bool(workers) and not solo))
+    warn = bool(workers) and not solo
+    if necessity and oracle.success:
+        spare = redundant_agents(task)
+        if spare:
+            detail += f"; the reference plan still passes without {', '.join(task.agent(a).username for a in spare)}"
+            warn = True
+        else:
+            detail += "; every agent is needed by the reference plan"
+    proof.findings.append(Finding("collaborative", not solo, detail, warning=warn))
 
     # honest verifier
     unreached = [cp.name for cp in oracle.checkpoints if not cp.achieved]
@@ -417,11 +454,12 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
 
 
 def prove_tasks(tasks: Iterable[Task], *, random_seeds: Iterable[int] = (0,), allow_random: Iterable[str] = (),
-                progress: Any = None) -> list[TaskProof]:
+                necessity: bool = False, progress: Any = None) -> list[TaskProof]:
     allowed = set(allow_random)
     out = []
     for task in tasks:
-        out.append(prove_task(task, random_seeds=tuple(random_seeds), allow_random=task.id in allowed))
+        out.append(prove_task(task, random_seeds=tuple(random_seeds), allow_random=task.id in allowed,
+                              necessity=necessity))
         if progress is not None:
             progress(out[-1])
     return out

@@ -19,6 +19,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .yamlio import load_yaml
+
 # Frameworks that need no model: their teams are scripted.
 SCRIPTED_FRAMEWORKS = ("oracle", "random", "idle")
 DEFAULT_LLM_MODEL = "scripted:oracle"
@@ -186,7 +188,7 @@ def load_run_spec(path: str | Path, **overrides: Any) -> RunSpec:
     """Read a YAML run spec; ``overrides`` (from CLI flags) replace its fields. Errors name field and fix."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        data = load_yaml(p.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise RunSpecError(f"{p}: run spec not found; pass a YAML file or use --task/--suite flags") from None
     except yaml.YAMLError as e:

@@ -514,6 +514,9 @@ class Runner:
             if self.dir.exists():
                 raise RunSpecError(f"{self.dir.path} already holds a run; use --resume {self.dir.path} "
                                    f"to continue it or choose another --out")
+            if self.dir.results_path.exists() or (self.dir.path / EPISODES).exists():
+                raise RunSpecError(f"{self.dir.path} holds results but no manifest.json (not a run this "
+                                   f"version started); choose an empty or new --out folder")
             manifest = self._initial_manifest()
         order = {j.episode_id: i for i, j in enumerate(self.jobs)}
         kept: dict[str, EpisodeResult] = {}

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .world.api import PlayerSpec, StackSpec
+from .yamlio import load_yaml
 from .world.models import SKILLS, Rules
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -307,7 +308,7 @@ def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | 
         raise TaskError(file, [Problem("(file)", f"cannot read the file: {exc.strerror or exc}",
                                        "check the path (`agentworld tasks list` shows the shipped tasks)")]) from None
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"

@@ -7,13 +7,17 @@ helpers. Signatures::
 
     # the tool source FrameworkTeam.start opens (plugins/agents/common.py): server started or joined
     source = await open_mcp_tool_source(episode, team_spec)     # await source.call(agent_id, tool, args) -> ToolResult
-    await source.aclose()                                       # closes sessions; stops the server it started
+    url, token = source.seat(agent_id)                          # for a framework's own MCP client
+    value = await source.hold(agent_id, client_context)         # kept open by a task of its own, closed in aclose
+    await source.aclose()                                       # closes clients and sessions; stops the server it started
     # or the server itself, from Team.start(episode)
     server = await EpisodeMcpServer.join_or_start(episode, players={agent_id: "<framework>", ...})
     url, token = server.url, server.token(agent_id)
 
     seat_headers(token) -> dict[str, str]
     to_tool_result(call_tool_result) -> ToolResult              # ok / error / text, as the gate produced them
+    seat_result(is_error, text) -> ToolResult                   # the same from the text alone (clients that drop
+                                                                #   structuredContent, e.g. AutoGen's McpWorkbench)
 
     # raw MCP SDK (the plain openai agent, external scripts)
     async with mcp_session(url, token) as session: ...          # initialized mcp.ClientSession
@@ -29,11 +33,13 @@ helpers. Signatures::
 
     # LangChain / LangGraph (langchain_mcp_adapters)
     langchain_connection(url, token) -> dict                    # a MultiServerMCPClient connection
+    async with langchain_session(url, token) as session: ...    # MultiServerMCPClient(...).session(): one session
     await langchain_tools(url, token) -> list[BaseTool]         # a new session per call (header identity)
     async with langchain_session_tools(url, token) as tools: ...  # one persistent session
 
     # CAMEL (camel.toolkits.MCPToolkit, or our adapter over a ClientSession)
     camel_config(url, token) -> dict                            # MCPToolkit(config_dict=...)
+    async with camel_client(url, token) as client: ...          # camel.utils.mcp_client.MCPClient (one session)
     async with camel_toolkit(url, token) as toolkit: toolkit.get_tools()   # 12 tools: see camel_toolkit
     async with camel_seat_tools(url, token) as tools: ...       # all 13, over one session
     await camel_function_tools(session) -> list[FunctionTool]   # honours isError ("ERROR: ..." prefix)
@@ -43,13 +49,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, AsyncIterator
+import logging
+from typing import Any, AsyncIterator, get_args
 
 import httpx
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
-from ..core.effects import ToolResult
+from ..core.effects import ErrorKind, ToolResult
+
+log = logging.getLogger("agentworld.mcp")
 
 # A call made early waits for the agent's turn, so reads must be allowed to take long.
 READ_TIMEOUT_S = 600.0
@@ -69,8 +78,26 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
     data = result.structuredContent or {}
     if "ok" in data:
         return ToolResult(ok=bool(data["ok"]), text=str(data.get("result", "")), error=data.get("error"))
-    text = result_text(result)
-    return ToolResult(ok=not result.isError, text=text, error="invalid" if result.isError else None)
+    return seat_result(bool(result.isError), result_text(result))
+
+
+# The error kinds a framework seat's result text can start with (``[kind] text``, see seat_result).
+_ERROR_KINDS = frozenset(get_args(ErrorKind))
+
+
+def seat_result(is_error: bool, text: str) -> ToolResult:
+    """The gate's ToolResult back from a result's text alone, for clients that keep only text and ``isError``.
+
+    For a seat played by a framework team the server answers with the outcome text alone, and a failure as
+    ``[<error kind>] <text>`` with ``isError`` set (``EpisodeMcpServer._result``); this is its inverse. (The
+    server writes ``ok``/``failed`` for an empty outcome text, which comes back as that word.)"""
+    if not is_error:
+        return ToolResult(ok=True, text=text)
+    kind, sep, rest = text.partition("] ")
+    if text.startswith("[") and sep and kind[1:] in _ERROR_KINDS:
+        return ToolResult(ok=False, text=rest, error=kind[1:])
+    # not framed by the server: the client itself failed (transport, session) and says so in its text
+    return ToolResult(ok=False, text=text, error=None)
 
 
 # -- raw MCP SDK --------------------------------------------------------------------------------------
@@ -194,6 +221,16 @@ def langchain_connection(url: str, token: str) -> dict[str, Any]:
             "timeout": timedelta(seconds=CONNECT_TIMEOUT_S), "sse_read_timeout": timedelta(seconds=READ_TIMEOUT_S)}
 
 
+@contextlib.asynccontextmanager
+async def langchain_session(url: str, token: str, name: str = "agentworld") -> AsyncIterator[ClientSession]:
+    """One initialized MCP session for the seat, opened by langchain-mcp-adapters' ``MultiServerMCPClient``
+    (``load_mcp_tools(session)`` then gives LangChain tools that all use it)."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    async with MultiServerMCPClient({name: langchain_connection(url, token)}).session(name) as session:
+        yield session
+
+
 async def langchain_tools(url: str, token: str) -> list[Any]:
     """LangChain tools; each call opens a new MCP session (identity travels in the header)."""
     from langchain_mcp_adapters.tools import load_mcp_tools
@@ -214,6 +251,21 @@ async def langchain_session_tools(url: str, token: str) -> AsyncIterator[list[An
 def camel_config(url: str, token: str, name: str = "agentworld") -> dict[str, Any]:
     return {"mcpServers": {name: {"url": url, "type": "streamable_http", "headers": seat_headers(token),
                                   "timeout": READ_TIMEOUT_S}}}
+
+
+@contextlib.asynccontextmanager
+async def camel_client(url: str, token: str) -> AsyncIterator[Any]:
+    """A connected CAMEL ``MCPClient`` (the client ``MCPToolkit`` holds one of per server) for the seat.
+
+    ``await client.list_mcp_tools()`` lists the 13 tools and ``await client.call_tool(name, args)`` returns the
+    full ``CallToolResult`` (``isError`` and ``structuredContent`` included). Its read timeout defaults to
+    10 s; a call made early waits for the turn, so it gets :data:`READ_TIMEOUT_S`."""
+    from camel.utils.mcp_client import MCPClient
+
+    config = camel_config(url, token)["mcpServers"]["agentworld"]
+    config = {**config, "timeout": CONNECT_TIMEOUT_S, "sse_read_timeout": READ_TIMEOUT_S}
+    async with MCPClient(config, timeout=READ_TIMEOUT_S) as client:
+        yield client
 
 
 @contextlib.asynccontextmanager
@@ -257,11 +309,31 @@ class McpToolSource(McpToolCaller):
         super().__init__({a: (server.url, server.token(a)) for a in agent_ids})
         self.server = server
         self.owns_server = owns_server
+        self._clients: list[Held] = []  # framework-native clients opened through hold()
+
+    def seat(self, agent_id: str) -> tuple[str, str]:
+        """``(url, token)`` of the agent's seat, for a framework's own MCP client."""
+        if agent_id not in self.seats:
+            raise KeyError(f"no MCP seat for {agent_id}; seats: {', '.join(self.seats)}")
+        return self.seats[agent_id]
+
+    async def hold(self, cm: Any) -> Any:
+        """Enter a framework's MCP client context (a task of its own keeps it open: see :func:`hold_open`);
+        it is closed in :meth:`aclose`. Returns what the context yields."""
+        held = await hold_open(cm)
+        self._clients.append(held)
+        return held.value
 
     async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None) -> ToolResult:
         return await self(agent_id, tool, arguments)
 
     async def aclose(self) -> None:
+        clients, self._clients = self._clients, []
+        for held in reversed(clients):
+            try:
+                await held.aclose()
+            except Exception as exc:  # noqa: BLE001 - one client failing to close must not keep the server up
+                log.warning("closing an MCP client failed: %s", exc)
         await super().aclose()
         if self.owns_server:
             await self.server.stop("team closed")

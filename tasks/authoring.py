@@ -13,6 +13,7 @@ also track where the agent stands. Rounds where an agent has nothing to do becom
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +192,7 @@ def agent_block(username: str, role: str, at: Point, skills: dict[str, int], inv
             "skill_levels": dict(skills),
             "inventory_items": [{"item": i, "count": c} for i, c in inventory],
             "equipped_items": [{"item": i, "count": 1} for i in equipped],
-            "guideline": " ".join(guideline.split()) + "\n"}
+            "guideline": _Literal(textwrap.fill(" ".join(guideline.split()), 100) + "\n")}
 
 
 def budget_for(ref_rounds: int) -> int:
@@ -219,7 +220,8 @@ def write_task(task_id: str, body: dict[str, Any], agents: dict[str, dict], plan
     doc.setdefault("max_action_steps", doc["rounds"])
     assert 25 <= doc["rounds"] <= 55 and doc["rounds"] >= ref + 5, (task_id, ref, doc["rounds"])
     if "relevant_game_context" in doc:
-        doc["relevant_game_context"] = _Literal(doc["relevant_game_context"].strip() + "\n")
+        lines = [textwrap.fill(" ".join(line.split()), 100) for line in doc["relevant_game_context"].strip().splitlines()]
+        doc["relevant_game_context"] = _Literal("\n".join(lines) + "\n")
     order = ["id", "category", "task", "objectives", "relevant_game_context", "max_action_steps", "rounds",
              "shared_plan", "success_criteria", "world_rules", "verifier"]
     out = {k: doc[k] for k in order if k in doc}

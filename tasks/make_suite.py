@@ -402,40 +402,41 @@ A bow needs arrows equipped (ammo slot). {recipe_text('arrow_shaft')}. {recipe_t
 
 
 @task
-def task_18_winter_bread():
-    fire, wb = station("fire", "hearthmoor"), station("workbench", "hearthmoor")
-    fields = nodes_near("wheat_field", HUB, 2)
-    miller_at, baker_at = spots(wb, 1)[0], spots(fire, 1)[0]
-    farmer_at = walkable_near(fields[0].x + 2, fields[0].y - 3)
-    p = Plan({"agent_1": farmer_at, "agent_2": miller_at, "agent_3": baker_at})
-    p.harvest("agent_1", fields[0])
-    p.harvest("agent_1", fields[1])
-    r = p.walk("agent_1", spots(miller_at, 3, 2)[2])
-    r = p.give("agent_1", "miller", "wheat", 4, r + 1)
-    r = p.do("agent_2", "craft_item", r + 1, skill="Crafting", itemKey="flour", count=2)
-    r = p.walk("agent_2", spots(baker_at, 3, 2)[2], r + 1)
-    r = p.give("agent_2", "baker", "flour", 2, r + 1)
-    p.do("agent_3", "craft_item", r + 1, skill="Cooking", itemKey="bread", count=2)
-    ctx = f"""Hearthmoor {HUB}: workbench {wb}, fire {fire}. Wheat fields lie just west of the square.
-{recipe_text('flour')}. {recipe_text('bread')}. {GIVE_TIP}"""
+def task_18_healing_draughts():
+    furnace, fire = station("furnace", "hearthmoor"), station("fire", "hearthmoor")
+    herbs = nodes_near("redleaf_herb", HUB, 2)
+    glass_at, alch_at = spots(furnace, 1)[0], spots(fire, 1)[0]
+    herb_at = walkable_near(herbs[0].x + 3, herbs[0].y - 2)
+    p = Plan({"agent_1": glass_at, "agent_2": herb_at, "agent_3": alch_at})
+    r = p.do("agent_1", "craft_item", 1, skill="Smelting", itemKey="vial", count=2)
+    r = p.walk("agent_1", spots(alch_at, 3, 2)[1], r + 1)
+    g = p.give("agent_1", "alchemist", "vial", 2, r + 1)
+    p.harvest("agent_2", herbs[0])
+    p.harvest("agent_2", herbs[1])
+    r = p.walk("agent_2", spots(alch_at, 3, 2)[2])
+    h = p.give("agent_2", "alchemist", "redleaf", 4, r + 1)
+    p.do("agent_3", "craft_item", max(g, h) + 1, skill="Cooking", itemKey="healing_potion", count=2)
+    ctx = f"""Hearthmoor {HUB}: furnace {furnace}, fire {fire}. Redleaf grows south of the square. {recipe_text('vial')}.
+{recipe_text('healing_potion')}. A healing potion restores 15 HP when drunk (equip_item on it). {GIVE_TIP} {MOVE_TIP}"""
     agents = {
-        "agent_1": agent_block("farmer", "farmer", farmer_at, {"foraging": 6}, [], [], f"""
-            You harvest wheat by hand. {node_text(fields[0])}; {node_text(fields[1])}. A field gives 1-2 wheat per
-            gather, so harvest both. The miller at the workbench {wb} needs 4 wheat."""),
-        "agent_2": agent_block("miller", "miller", miller_at, {"crafting": 5}, [], [], f"""
-            You are the village miller: the flour must come from your millstone. {recipe_text('flour')}. Grind 2 flour at the workbench {wb} and take it to the baker at the fire {fire}."""),
-        "agent_3": agent_block("baker", "baker", baker_at, {"cooking": 8}, [], [], f"""
-            {recipe_text('bread')}. Bake 2 loaves at the fire {fire} for the winter store and keep them."""),
+        "agent_1": agent_block("glassblower", "glassblower", glass_at, {"smelting": 8}, [("sand", 4)], [], f"""
+            You brought 4 sand from the southern dunes and stand at the furnace {furnace}. {recipe_text('vial')}.
+            Blow 2 vials and take them to the alchemist at the fire {fire}."""),
+        "agent_2": agent_block("herbalist", "herbalist", herb_at, {"foraging": 8}, [], [], f"""
+            You know the herbs. {node_text(herbs[0])}; {node_text(herbs[1])}. The alchemist needs 4 redleaf at the
+            fire {fire}."""),
+        "agent_3": agent_block("alchemist", "alchemist", alch_at, {"cooking": 10}, [], [], f"""
+            You brew at the fire {fire}. {recipe_text('healing_potion')}. Brew 2 potions for the winter road and keep
+            them; the glassblower brings vials and the herbalist redleaf."""),
     }
-    write_task("task_18_winter_bread", body(
-        "survival", "Bread before the frost",
-        "Winter is coming to Hearthmoor and the bread store is empty: farmer, miller and baker must bake two loaves.",
-        "The baker holds 2 loaves of bread; nobody dies.", ctx,
-        "Farmer harvests two wheat fields and gives 4 wheat to the miller; miller grinds 2 flour for the baker; baker "
-        "bakes 2 bread.",
-        ["Flour ground", "2 bread with the baker", "All alive"],
-        [{"check": "crafted", "name": "flour ground by the miller", "item": "flour", "count": 2, "agent": "agent_2"},
-         {"check": "item_count", "item": "bread", "count": 2, "agent": "agent_3"},
+    write_task("task_18_healing_draughts", body(
+        "survival", "Healing draughts for the winter road",
+        "Before the winter road closes, Hearthmoor needs healing potions: glass, herbs and the alchemist's fire.",
+        "The alchemist holds 2 healing potions; nobody dies.", ctx,
+        "Glassblower blows 2 vials, herbalist picks 4 redleaf, both bring them to the alchemist, who brews 2 potions.",
+        ["2 vials blown", "2 potions with the alchemist", "All alive"],
+        [{"check": "crafted", "name": "vials blown", "item": "vial", "count": 2},
+         {"check": "item_count", "item": "healing_potion", "count": 2, "agent": "agent_3"},
          {"check": "all_alive"}]), agents, p)
 
 
@@ -1072,53 +1073,52 @@ def task_33_ten_lookouts():
 
 @task
 def task_34_fishers_feast():
-    fire = station("fire", "fishers_rest")
-    shrimp = nodes_near("shrimp_spot", fire, 4)
+    fire = station("fire", "hearthmoor")
+    trout = nodes_near("trout_spot", walkable_near(395, 360), 4)
     ids = [f"agent_{i}" for i in range(1, 11)]
     names = ["fisher_1", "fisher_2", "fisher_3", "fisher_4", "cook_a", "cook_b", "villager_1", "villager_2",
              "villager_3", "villager_4"]
     u = dict(zip(ids, names))
-    cooks = spots(fire, 2, 2)
-    vill = spots(fire, 10, 3)[4:8]
-    spawn = {ids[i]: walkable_near(shrimp[i].x + 1, shrimp[i].y - 3) for i in range(4)}
-    spawn.update({ids[4]: cooks[0], ids[5]: cooks[1], ids[6]: vill[0], ids[7]: vill[1], ids[8]: vill[2], ids[9]: vill[3]})
+    ring = spots(fire, 10, 3)
+    spawn = {ids[i]: walkable_near(trout[i].x + 1, trout[i].y - 3) for i in range(4)}
+    spawn.update({ids[4]: ring[0], ids[5]: ring[1], ids[6]: ring[2], ids[7]: ring[3], ids[8]: ring[4], ids[9]: ring[5]})
     p = Plan(spawn)
     got = {ids[4]: 0, ids[5]: 0}
-    near_fire = spots(fire, 10, 3)
     for i in range(4):
         cook = ids[4] if i < 2 else ids[5]
-        p.harvest(ids[i], shrimp[i])
-        r = p.walk(ids[i], near_fire[8 - i] if i < 2 else near_fire[9 - i + 1])
-        r = p.give(ids[i], u[cook], "raw_shrimp", 4, r + 1)
+        p.harvest(ids[i], trout[i])
+        r = p.walk(ids[i], ring[6 + i])
+        r = p.give(ids[i], u[cook], "raw_trout", 4, r + 1)
         got[cook] = max(got[cook], r)
     for cook, (va, vb) in ((ids[4], (ids[6], ids[7])), (ids[5], (ids[8], ids[9]))):
-        r = p.do(cook, "craft_item", got[cook] + 1, skill="Cooking", itemKey="cooked_shrimp", count=8)
-        r = p.give(cook, u[va], "cooked_shrimp", 4, r + 1)
-        p.give(cook, u[vb], "cooked_shrimp", 4, r + 1)
-    ctx = f"""Fisher's Rest's fire is at {fire}. Shrimp spots lie off the shore: {'; '.join(node_text(n) for n in shrimp)}.
-{recipe_text('cooked_shrimp')}. {GIVE_TIP}"""
+        r = p.do(cook, "craft_item", got[cook] + 1, skill="Cooking", itemKey="cooked_trout", count=8)
+        r = p.give(cook, u[va], "cooked_trout", 4, r + 1)
+        p.give(cook, u[vb], "cooked_trout", 4, r + 1)
+    ctx = f"""Hearthmoor's fire is at {fire}. Trout are fished in Hearth Pond, north-west of the square:
+{'; '.join(node_text(n) for n in trout)}. {recipe_text('cooked_trout')}. {GIVE_TIP} {MOVE_TIP}"""
     agents = {}
     for i in range(4):
         cook = "cook_a" if i < 2 else "cook_b"
-        agents[ids[i]] = agent_block(names[i], "fisher", spawn[ids[i]], {"fishing": 5}, [("fishing_rod", 1)], [], f"""
-            {node_text(shrimp[i])}. Fish it out and give 4 raw_shrimp to {cook} at the fire {fire}.""")
+        agents[ids[i]] = agent_block(names[i], "fisher", spawn[ids[i]], {"fishing": 8}, [("fishing_rod", 1)], [], f"""
+            {node_text(trout[i])}. Fish it out and give 4 raw_trout to {cook} at Hearthmoor's fire {fire}.""")
     for k, c in enumerate((ids[4], ids[5])):
-        team = "ab"[k]
         vs = ("villager_1", "villager_2") if k == 0 else ("villager_3", "villager_4")
+        fs = ("fisher_1", "fisher_2") if k == 0 else ("fisher_3", "fisher_4")
         agents[c] = agent_block(names[4 + k], "cook", spawn[c], {"cooking": 8}, [], [], f"""
-            You are cook_{team}: the feast's cooking is yours and cook_{'b' if k == 0 else 'a'}'s alone. {recipe_text('cooked_shrimp')}.
-            Cook 8 shrimp from your two fishers and serve 4 each to {vs[0]} and {vs[1]}.""")
+            {recipe_text('cooked_trout')}. {fs[0]} and {fs[1]} bring you 8 trout; cook them all at the fire {fire}
+            and serve 4 each to {vs[0]} and {vs[1]}.""")
     for k, v in enumerate(ids[6:]):
         agents[v] = agent_block(names[6 + k], "villager", spawn[v], {"health": 5}, [], [], f"""
-            You wait by the fire {fire} for your 4 cooked shrimp from {'cook_a' if k < 2 else 'cook_b'}.""")
-    checks = [{"check": "crafted", "name": "cook_a cooked 8", "item": "cooked_shrimp", "count": 8, "agent": "agent_5"},
-              {"check": "crafted", "name": "cook_b cooked 8", "item": "cooked_shrimp", "count": 8, "agent": "agent_6"}]
-    checks += [{"check": "delivered", "item": "cooked_shrimp", "to": v, "count": 4} for v in ids[6:]]
+            You wait by the fire {fire} for your 4 cooked trout from {'cook_a' if k < 2 else 'cook_b'}.""")
+    checks = [{"check": "crafted", "name": "cook_a cooked 8", "item": "cooked_trout", "count": 8, "agent": "agent_5"},
+              {"check": "crafted", "name": "cook_b cooked 8", "item": "cooked_trout", "count": 8, "agent": "agent_6"}]
+    checks += [{"check": "delivered", "item": "cooked_trout", "to": v, "count": 4} for v in ids[6:]]
     checks.append({"check": "all_alive"})
     write_task("task_34_fishers_feast", body(
-        "survival", "Feast at Fisher's Rest",
-        "After a storm, Fisher's Rest feeds its villagers: four fishers, two cooks and four hungry villagers.",
-        "Both cooks cook 8 shrimp and every villager receives 4; nobody dies.", ctx,
+        "survival", "The fishers' feast",
+        "After a hard frost, Hearthmoor feeds its villagers: four fishers at Hearth Pond, two cooks at the fire and "
+        "four hungry villagers.",
+        "Both cooks cook 8 trout and every villager receives 4; nobody dies.", ctx,
         "fisher_1, fisher_2 -> cook_a; fisher_3, fisher_4 -> cook_b; cook_a feeds villagers 1-2, cook_b villagers 3-4.",
         ["both cooks cooked", "every villager fed", "all alive"], checks), agents, p)
 

@@ -90,6 +90,13 @@ def test_default_run_folder_and_bad_input(tmp_path: Path, small_tasks: list[str]
     assert res.exit_code == 1 and "no_such_variant" in res.output
     res = invoke("run", "--task", small_tasks[0], "--agents", "9-3")
     assert res.exit_code == 1 and "agents" in res.output
+    # Model problems are caught before anything runs (no run folder is left behind).
+    res = invoke("run", "--task", small_tasks[0], "--framework", "openai", "--model", "openai:gpt-4.1-mini",
+                 "--api-key-env", "AW_SURELY_UNSET_KEY", "--out", str(tmp_path / "nokey"))
+    assert res.exit_code == 1 and "AW_SURELY_UNSET_KEY is not set" in res.output
+    assert not (tmp_path / "nokey").exists()
+    res = invoke("run", "--task", small_tasks[0], "--framework", "openai", "--model", "openai-compatible:qwen")
+    assert res.exit_code == 1 and "--base-url" in res.output
 
 
 def _sessions(run: Path) -> int:
@@ -200,12 +207,14 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if chromium is None:
         pytest.skip("no chromium binary (apt-get install chromium); the rest of the report was checked")
-    profile = tmp_path / "profile"
-    proc = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom", html_path.as_uri()],
-        capture_output=True, text=True, timeout=90)
+    def dump_dom(url: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+             "--virtual-time-budget=3000", "--dump-dom", url], capture_output=True, text=True, timeout=90)
+
+    proc = dump_dom(html_path.as_uri())
     dom = proc.stdout
     assert 'data-viewer-ready="1"' in dom, proc.stderr[-2000:]
     assert "data-js-error=" not in dom
@@ -215,6 +224,21 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
     assert 'id="lanes"' in dom and "<polyline" in dom  # the timeline and the agents' paths were drawn
     cce_svg = dom[dom.index('id="cce"'):]
     assert "<circle" in cce_svg[: cce_svg.index("</svg>")]  # the causal graph was drawn
+
+    # The world state at round 1, rebuilt in the browser from the trajectory's AgentStatus records.
+    from agentworld.core.records import TurnEvent
+    from agentworld.core.trajectory import read_events
+
+    second = read_results_file(out / "results.jsonl")[1]
+    events = read_events(out / "episodes" / second.episode_id / "trajectory.jsonl")
+    first_turn = next(e for e in events if isinstance(e, TurnEvent) and e.round == 1 and e.status)
+    proc = dump_dom(html_path.as_uri() + f"#episode={second.episode_id}&round=1")
+    state = proc.stdout[proc.stdout.index('id="state"'):]
+    assert 'data-round="1"' in state[:200]
+    row = state[state.index(f">{first_turn.username}<"):]
+    row = row[: row.index("</tr>")]
+    assert f"({first_turn.status.x}, {first_turn.status.y})" in row
+    assert f"{first_turn.status.hp}/{first_turn.status.max_hp}" in row
 
 
 def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path, small_tasks: list[str]):
@@ -274,3 +298,19 @@ def test_rate_limit_spaces_the_turns_of_a_provider(tmp_path: Path, small_tasks: 
     assert r.success and elapsed >= (turns - 1) / 40  # each turn waited for its slot
     res = invoke("run", "--task", small_tasks[0], "--rate-limit", "oracle")
     assert res.exit_code == 2 and "PROVIDER=TURNS_PER_SECOND" in res.output
+
+
+def test_token_budget_stops_the_command_and_resume_with_more_finishes(tmp_path: Path, small_tasks: list[str]):
+    out = tmp_path / "run"
+    args = ["run", "--task", small_tasks[0], "--task", small_tasks[1], "--framework", "openai", "--model",
+            "scripted:oracle", "--concurrency", "1", "--no-progress"]
+    res = invoke(*args, "--max-tokens-total", "3000", "--out", str(out))
+    assert res.exit_code == 4, res.output
+    assert "token budget reached" in res.output and f"--resume {out}" in res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and "max_tokens_total 3000" in manifest["stop_reason"]
+    assert manifest["counts"]["remaining"] >= 1
+    res = invoke("run", "--resume", str(out), "--max-tokens-total", "10000000", "--no-progress")
+    assert res.exit_code == 0, res.output
+    results = read_results_file(out / "results.jsonl")
+    assert len(results) == 2 and all(r.success and r.tokens_in > 0 for r in results)

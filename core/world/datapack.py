@@ -21,6 +21,7 @@ from .gamemap import GameMap
 from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, StationPlacement, generate,
                        placements_sha256)
 from .models import (ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData)
+from ..yamlio import load_yaml
 
 __all__ = [
     "DATA_DIR", "REQUIRED_ITEMS", "DataPackError", "LoadedWorld", "MobPlacement", "NodePlacement",
@@ -37,10 +38,6 @@ REQUIRED_ITEMS = ("logs", "stick", "staff", "bead", "axe", "pickaxe", "fishing_r
                   "cooked_trout", "apple", "bread")
 BUCKET = 16  # spatial index cell size in tiles
 
-try:  # the C loader is ~5x faster; fall back to the pure-Python one where libyaml is missing
-    _YamlLoader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _YamlLoader = yaml.SafeLoader
 
 
 class DataPackError(ValueError):
@@ -66,7 +63,7 @@ def _read_pack(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     problems = []
     for f in files:
         try:
-            doc = yaml.load(f.read_text(encoding="utf-8"), Loader=_YamlLoader) or {}
+            doc = load_yaml(f.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as e:
             problems.append(f"{f.name}: not valid YAML ({e}); fix the syntax at the position shown")
             continue

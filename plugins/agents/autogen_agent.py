@@ -2,7 +2,8 @@
 
 ``max_tool_iterations=1`` and ``reflect_on_tool_use=False`` make each ``on_messages`` one model call plus the
 tool call(s) it emitted; the tools are AutoGen ``BaseTool`` objects whose schemas come from ``core/tools.py``
-and whose execution goes through the turn gate. The agent keeps its history in a budgeted
+and whose execution goes through the turn gate (with ``--tools mcp``: AutoGen's own ``McpWorkbench`` on the
+agent's seat instead, see ``SeatWorkbench``). The agent keeps its history in a budgeted
 ``ChatCompletionContext``; the model client is wrapped so that every request is timed, counted and retried.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     message_chars, tool_bindings, turn_messages)
+                     message_chars, result_text, tool_bindings, turn_messages)
 
 
 def _autogen_classes():
@@ -132,11 +133,51 @@ def _autogen_classes():
         elif not isinstance(content, str):
             raise MalformedResponse(f"unexpected completion content {type(content).__name__}")
 
-    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient}
+    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient,
+                "SeatWorkbench": _seat_workbench_class()}
     return _CLASSES
 
 
 _CLASSES: dict[str, Any] | None = None
+
+
+def _seat_workbench_class() -> type:
+    from autogen_core.tools import TextResultContent, ToolResult
+    from autogen_ext.tools.mcp import McpWorkbench
+
+    class SeatWorkbench(McpWorkbench):
+        """AutoGen's own ``McpWorkbench`` for one seat (``--tools mcp``), given to ``AssistantAgent(workbench=)``.
+
+        Two adjustments, both so that the model reads exactly what it reads in process:
+        - the result: McpWorkbench keeps the text and ``isError`` of the MCP result (the server frames a
+          failure as ``[kind] text``); it is turned back into the gate's outcome and written as
+          ``result_text`` does, with ``is_error=False`` as the in-process tools return (their text says
+          FAILED);
+        - the tool list is fetched once: AssistantAgent lists the workbench's tools before every model call
+          and every tool call, and the episode's tools do not change."""
+
+        def __init__(self, params: Any, router: ToolRouter):
+            super().__init__(params)
+            self.router = router
+            self._listed: list[Any] | None = None
+
+        async def list_tools(self) -> list[Any]:
+            if self._listed is None:
+                self._listed = await super().list_tools()
+            return list(self._listed)
+
+        async def call_tool(self, name: str, arguments: Any = None, cancellation_token: Any = None,
+                            call_id: str | None = None) -> Any:
+            from ...mcp_server.clients import seat_result
+
+            async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+                r = await McpWorkbench.call_tool(self, tool, args, cancellation_token, call_id)
+                return seat_result(r.is_error, r.to_text())
+
+            result = await self.router.call(name, arguments, via=over_mcp)
+            return ToolResult(name=name, result=[TextResultContent(content=result_text(result))], is_error=False)
+
+    return SeatWorkbench
 
 
 class AutoGenTeam(FrameworkTeam):
@@ -175,11 +216,19 @@ class AutoGenTeam(FrameworkTeam):
 
         cls = _autogen_classes()
         system, _ = turn_messages(turn)
+        if self.tools_mode == "mcp":
+            # AutoGen's own MCP client: an McpWorkbench holding one streamable-HTTP session for the seat
+            # (identity in the Authorization header), kept open by a task of its own until aclose.
+            from ...mcp_server.clients import autogen_server_params
+
+            params = autogen_server_params(*self.mcp.seat(turn.agent_id))
+            tools: dict[str, Any] = {"workbench": await self.mcp.hold(cls["SeatWorkbench"](params, router))}
+        else:
+            tools = {"tools": [cls["GateTool"](b) for b in tool_bindings(turn.tools, router)]}
         return AssistantAgent(
             name=turn.agent_id, model_client=cls["MeteredClient"](self.model_client(), self, turn.agent_id),
-            tools=[cls["GateTool"](b) for b in tool_bindings(turn.tools, router)],
             model_context=cls["BudgetedContext"](), system_message=system,
-            max_tool_iterations=1, reflect_on_tool_use=False)
+            max_tool_iterations=1, reflect_on_tool_use=False, **tools)
 
     async def trim(self, agent: Any, turn: Turn, budget: HistoryBudget) -> int:
         return agent.model_context.fold(budget, len(turn_messages(turn)[1]))

@@ -4,7 +4,8 @@
 gate) and control returns. The model backend is wrapped in a metering backend that times, counts and
 retries each request and puts the history summary in front; a character-based token counter is passed
 everywhere because CAMEL's default counter downloads tiktoken files at step time (fatal offline). CAMEL's
-own summarisation is off: the history budget folds old turns out of the agent's memory instead.
+own summarisation is off: the history budget folds old turns out of the agent's memory instead. With
+``--tools mcp`` the tools run over CAMEL's own ``MCPClient`` on the agent's seat (:func:`mcp_function_tools`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,21 @@ from typing import Any
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     close_openai_client, tool_bindings, turn_messages)
+                     close_openai_client, result_text, tool_bindings, turn_messages)
 
 # Effectively unbounded for CAMEL's own context creator: our budget is the one that trims.
 CAMEL_TOKEN_LIMIT = 10_000_000
 
 
 def camel_tool(binding: ToolBinding) -> Any:
+    async def run(**kwargs: Any) -> str:
+        return await binding.run(kwargs)
+
+    return gate_function_tool(binding.name, binding.description, binding.openai_schema(), run)
+
+
+def gate_function_tool(name: str, description: str, schema: dict[str, Any], run: Any) -> Any:
+    """A CAMEL ``FunctionTool`` for one of our tools: ``run(**kwargs) -> str`` with a fixed schema."""
     from camel.toolkits import FunctionTool
 
     class GateFunctionTool(FunctionTool):
@@ -36,12 +45,37 @@ def camel_tool(binding: ToolBinding) -> Any:
         def get_openai_tool_schema(self) -> dict[str, Any]:
             return self._validated_schema
 
-    async def run(**kwargs: Any) -> str:
-        return await binding.run(kwargs)
+    run.__name__ = name
+    run.__doc__ = description
+    return GateFunctionTool(run, schema)
 
-    run.__name__ = binding.name
-    run.__doc__ = binding.description
-    return GateFunctionTool(run, binding.openai_schema())
+
+async def mcp_function_tools(client: Any, router: ToolRouter) -> list[Any]:
+    """The seat's 13 tools as CAMEL ``FunctionTool``s over CAMEL's own ``MCPClient`` (its session, its
+    ``list_mcp_tools`` and ``call_tool``).
+
+    The FunctionTools are ours, not ``MCPToolkit.get_tools()``: camel-ai 0.2.90 builds a Python signature per
+    tool, which fails for ``send_chat_message`` (its parameter ``global`` is a Python keyword: the tool is
+    dropped with a warning); it returns the text of a failed call as if it had succeeded (``isError`` is
+    ignored); and it answers a call missing a required argument itself ("Missing required parameters."),
+    so the call never reaches the turn gate, which in process would record it as bad_args and use the
+    turn. Ours keep all 13, put each call through the router, and give the model the gate's outcome
+    (``structuredContent``) as the in-process tools write it."""
+    from ...mcp_server.clients import to_tool_result
+
+    tools = []
+    for t in (await client.list_mcp_tools()).tools:
+        async def run(_tool: str = t.name, **kwargs: Any) -> str:
+            async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+                return to_tool_result(await client.call_tool(tool, args))
+
+            from ...mcp_server.clients import result_text as rt
+            return rt(await client.call_tool(_tool, kwargs))
+
+        schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                   "parameters": t.inputSchema}}
+        tools.append(gate_function_tool(t.name, t.description or "", schema, run))
+    return tools
 
 
 def _validate(resp: Any) -> None:
@@ -130,8 +164,17 @@ class CamelTeam(FrameworkTeam):
         from camel.agents import ChatAgent
 
         system, _ = turn_messages(turn)
+        if self.tools_mode == "mcp":
+            # CAMEL's own MCP client (camel.utils.mcp_client.MCPClient, what MCPToolkit holds per server):
+            # one streamable-HTTP session for the seat, kept open by a task of its own until aclose.
+            from ...mcp_server.clients import camel_client
+
+            client = await self.mcp.hold(camel_client(*self.mcp.seat(turn.agent_id)))
+            tools = await mcp_function_tools(client, router)
+        else:
+            tools = [camel_tool(b) for b in tool_bindings(turn.tools, router)]
         return ChatAgent(system_message=system, model=metered_backend(self.backend(), self, turn.agent_id),
-                         tools=[camel_tool(b) for b in tool_bindings(turn.tools, router)],
+                         tools=tools,
                          max_iteration=1, token_limit=CAMEL_TOKEN_LIMIT, summarize_threshold=None,
                          retry_attempts=1, agent_id=turn.agent_id)
 

@@ -1,9 +1,13 @@
 """What the four framework plugins share: prompts, tools, history budget, retries and accounting.
 
 - **Tools.** :class:`ToolRouter` is one agent's way to the 13 tools. Every framework's tool objects call
-  ``router.call(name, args)``, which goes to ``turn.port.call`` (in process) or to the episode's MCP server
-  (``options["tools"] == "mcp"``). All calls go through the turn gate, so a second call in the same turn is
-  refused there and the refusal text is what the model reads as the tool result.
+  ``router.call(name, args)``, which goes to ``turn.port.call`` in process. With ``options["tools"] == "mcp"``
+  the team starts (or joins) the episode's MCP server in ``start`` and each framework builds its tool objects
+  from its OWN MCP client bound to the agent's seat (AutoGen's ``McpWorkbench``, langchain-mcp-adapters,
+  CAMEL's ``MCPClient``, the MCP SDK's ``ClientSession`` for the plain agent); those clients make the call
+  and hand it to ``router.call(name, args, via=...)`` for the same metering. Either way every call goes
+  through the turn gate, so a second call in the same turn is refused there and the refusal text is what
+  the model reads as the tool result: the same text, word for word, in both modes.
 - **History budget.** Each agent keeps its own conversation in its framework's own memory. Before a model
   call, the oldest turns are folded into one summary line until the history fits ``context_budget``
   characters (:class:`HistoryBudget`); the number of messages folded is reported as
@@ -202,7 +206,9 @@ def result_text(result: ToolResult) -> str:
 class ToolRouter:
     """One agent's tool access for the current turn.
 
-    The team sets :attr:`turn` before it invokes the framework; tool objects call :meth:`call`."""
+    The team sets :attr:`turn` before it invokes the framework; tool objects call :meth:`call`. In process
+    the call goes to ``turn.port``; over MCP the framework's own MCP client makes it and hands it over as
+    ``via``, so both ways are metered and checked alike."""
 
     def __init__(self, agent_id: str, mcp_call: Callable[[str, str, dict[str, Any]], Awaitable[ToolResult]] | None = None):
         self.agent_id = agent_id
@@ -217,7 +223,9 @@ class ToolRouter:
         self.results = []
         return self.meter
 
-    async def call(self, name: str, arguments: Any) -> ToolResult:
+    async def call(self, name: str, arguments: Any,
+                   via: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None) -> ToolResult:
+        """Make one tool call: through ``via`` (a framework's MCP client) when given, else the turn's port."""
         if self.turn is None:
             return ToolResult.fail("refused", f"{self.agent_id}: no turn is open")
         if isinstance(arguments, str):  # some models hand the arguments over as a JSON string
@@ -225,16 +233,36 @@ class ToolRouter:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError:
                 pass
+        remote = via
+        if remote is None and self._mcp_call is not None:
+            async def remote(n: str, a: dict[str, Any]) -> ToolResult:
+                return await self._mcp_call(self.agent_id, n, a)  # type: ignore[misc]
         started = time.perf_counter()
         try:
-            if self._mcp_call is not None:
-                result = await self._mcp_call(self.agent_id, name, arguments)
+            if remote is not None and not isinstance(arguments, dict) and arguments is not None:
+                # MCP carries arguments as a JSON object only: what the gate would answer, said here
+                result = unsendable_arguments(name, arguments)
+            elif remote is not None:
+                result = await remote(name, arguments or {})
             else:
                 result = await self.turn.port.call(name, arguments)
         finally:
             self.meter.tool_s += time.perf_counter() - started
         self.results.append(result)
         return result
+
+
+def unsendable_arguments(name: str, arguments: Any) -> ToolResult:
+    """The answer to a call whose arguments are not a JSON object, which MCP cannot carry: the tool's own
+    bad-arguments message (as the gate gives in process), but the call never reaches the gate."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return ToolResult.fail("unknown_tool", f"Unknown tool '{name}'. Tools: {', '.join(TOOLS)}.")
+    try:
+        spec.parse(arguments)
+    except Exception as exc:  # noqa: BLE001 - ToolArgsError; its message names the argument and the fix
+        return ToolResult.fail("bad_args", str(exc))
+    return ToolResult.fail("bad_args", f"{name}: arguments must be a JSON object, got {type(arguments).__name__}.")
 
 
 @dataclass(frozen=True)
@@ -433,6 +461,15 @@ class FrameworkTeam(Team):
         if self._mcp is not None:
             await self._mcp.aclose()
             self._mcp = None
+
+    @property
+    def mcp(self) -> Any:
+        """The episode's MCP server as this team reaches it (``mcp_server.clients.McpToolSource``):
+        ``seat(agent_id) -> (url, token)``, ``await hold(client_context)``. Only with ``tools == "mcp"``."""
+        if self._mcp is None:
+            raise RuntimeError(f"{self.framework}: tools over MCP need Team.start(episode) first "
+                               f"(tools={self.tools_mode!r})")
+        return self._mcp
 
     async def close_agent(self, agent: Any) -> None:  # noqa: B027 - optional
         """Release one agent's framework objects (clients, sessions)."""

@@ -4,7 +4,8 @@ The graph is ``agent → tools → END`` with an ``InMemorySaver`` checkpointer 
 so each character keeps its own message history across turns. The agent node calls the chat model (with
 the 13 tools bound, ``tool_choice`` forced, no parallel calls), folds old turns when the history exceeds
 the budget (``RemoveMessage`` on the checkpointed state), and times, counts and retries every request.
-Tools are LangChain ``StructuredTool`` objects whose execution goes through the turn gate.
+Tools are LangChain ``StructuredTool`` objects whose execution goes through the turn gate; with ``--tools mcp``
+they come from langchain-mcp-adapters (``load_mcp_tools`` on the seat's session, see :func:`mcp_tools`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     close_openai_client, message_chars, tool_bindings, turn_messages)
+                     close_openai_client, message_chars, result_text, tool_bindings, turn_messages)
 
 
 def langchain_tool(binding: ToolBinding) -> Any:
@@ -38,8 +39,42 @@ def _validate(msg: Any) -> None:
         raise MalformedResponse(f"unparseable tool call {bad.get('name')!r}: {bad.get('error')}")
 
 
+async def mcp_tools(session: Any, router: ToolRouter) -> list[Any]:
+    """The seat's tools from langchain-mcp-adapters (``load_mcp_tools`` on the seat's held-open session).
+
+    The adapter's own interceptor hook puts each call through the router and turns the MCP result (its
+    ``structuredContent`` carries the gate's ok / error / text) into the text the model reads in process,
+    as a plain result: the adapter would otherwise raise on ``isError`` and hand over content blocks. The
+    graph's tool node then makes that text the ToolMessage's string content (:func:`plain_text_results`)."""
+    from langchain_mcp_adapters.tools import load_mcp_tools
+    from mcp import types
+
+    from ...mcp_server.clients import to_tool_result
+
+    async def through_router(request: Any, handler: Any) -> Any:
+        async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+            return to_tool_result(await handler(request.override(name=tool, args=args)))
+
+        result = await router.call(request.name, request.args, via=over_mcp)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result_text(result))])
+
+    return await load_mcp_tools(session, tool_interceptors=[through_router], server_name="agentworld")
+
+
+async def plain_text_results(request: Any, execute: Any) -> Any:
+    """ToolNode wrapper for MCP tools: their ToolMessage carries a list of text blocks (each with a fresh
+    random id); make it the plain string an in-process tool gives, so the history is the same."""
+    from langchain_core.messages import ToolMessage
+
+    msg = await execute(request)
+    if isinstance(msg, ToolMessage) and isinstance(msg.content, list):
+        text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in msg.content)
+        msg = msg.model_copy(update={"content": text, "artifact": None})
+    return msg
+
+
 def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBudget, team: "LangGraphTeam",
-                agent_id: str, bind_kwargs: dict[str, Any]) -> Any:
+                agent_id: str, bind_kwargs: dict[str, Any], tool_wrapper: Any = None) -> Any:
     """``agent → tools → END``: one model call and at most one tool node run per ``ainvoke``."""
     from typing import Annotated, TypedDict
 
@@ -95,7 +130,7 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
     graph = StateGraph(State)
     graph.add_node("agent", agent)
     # Every emitted call reaches the gate (a second one is refused there and the model reads the refusal).
-    graph.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    graph.add_node("tools", ToolNode(tools, handle_tool_errors=True, awrap_tool_call=tool_wrapper))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, {"tools": "tools", END: END})
     graph.add_edge("tools", END)
@@ -136,9 +171,18 @@ class LangGraphTeam(FrameworkTeam):
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
         model, bind_kwargs = self.chat_model()
         system, _ = turn_messages(turn)
-        tools = [langchain_tool(b) for b in tool_bindings(turn.tools, router)]
+        wrapper = None
+        if self.tools_mode == "mcp":
+            # langchain-mcp-adapters: one session for the seat, opened by MultiServerMCPClient.session()
+            # (identity in the Authorization header) and kept open by a task of its own until aclose.
+            from ...mcp_server.clients import langchain_session
+
+            session = await self.mcp.hold(langchain_session(*self.mcp.seat(turn.agent_id)))
+            tools, wrapper = await mcp_tools(session, router), plain_text_results
+        else:
+            tools = [langchain_tool(b) for b in tool_bindings(turn.tools, router)]
         return build_graph(model, tools, system=system, budget=self.budgets[turn.agent_id], team=self,
-                           agent_id=turn.agent_id, bind_kwargs=bind_kwargs)
+                           agent_id=turn.agent_id, bind_kwargs=bind_kwargs, tool_wrapper=wrapper)
 
     async def step(self, graph: Any, turn: Turn, router: ToolRouter) -> str:
         from langchain_core.messages import AIMessage, HumanMessage
@@ -148,7 +192,6 @@ class LangGraphTeam(FrameworkTeam):
         answer = next((m for m in reversed(out["messages"]) if isinstance(m, AIMessage)), None)
         content = answer.content if answer is not None else ""
         return content if isinstance(content, str) else ""
-
 
     async def aclose(self) -> None:
         await super().aclose()

@@ -2,7 +2,8 @@
 ``tool_choice="required"`` and no parallel calls; the system prompt carries the role and rules, the user
 prompt the observation and chat. Works with the OpenAI API and any OpenAI-compatible server (vLLM, Ollama,
 llama.cpp) via ``--model openai-compatible:NAME --base-url URL``; ``--model scripted:oracle`` runs the same
-code (the real ``openai`` SDK) against an in-process transport.
+code (the real ``openai`` SDK) against an in-process transport. With ``--tools mcp`` the agent's tools come
+from its seat's MCP SDK ``ClientSession`` (``list_tools`` gives the schemas, ``call_tool`` makes the call).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class OpenAIAgent:
     tools: list[ToolBinding]
     history: list[dict[str, Any]] = field(default_factory=list)  # user/assistant/tool messages, no system
     schemas: list[dict[str, Any]] = field(default_factory=list)  # the tools' function schemas, built once
+    # over MCP: the seat's MCP SDK session (the plain agent's own MCP client), else None (in process)
+    session: Any = None
 
 
 def validate_completion(resp: Any) -> None:
@@ -85,8 +88,27 @@ class OpenAITeam(FrameworkTeam):
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> OpenAIAgent:
         system, _ = turn_messages(turn)
+        if self.tools_mode == "mcp":
+            # The plain agent's own MCP client is the MCP SDK itself: one ClientSession for the seat, its
+            # function schemas from list_tools (the same as core.tools.openai_tools()), calls via call_tool.
+            from ...mcp_server.clients import mcp_session, openai_tool_schemas
+
+            session = await self.mcp.hold(mcp_session(*self.mcp.seat(turn.agent_id)))
+            return OpenAIAgent(system=system, tools=[], schemas=await openai_tool_schemas(session), session=session)
         tools = tool_bindings(turn.tools, router)
         return OpenAIAgent(system=system, tools=tools, schemas=[t.openai_schema() for t in tools])
+
+    async def call_tool(self, agent: OpenAIAgent, router: ToolRouter, name: str, args: Any) -> str:
+        """One emitted call, through the gate (in process) or the seat's MCP session; the model's text."""
+        if agent.session is None:
+            return result_text(await router.call(name, args))
+        from ...mcp_server.clients import to_tool_result
+
+        async def over_mcp(tool: str, arguments: dict[str, Any]) -> Any:
+            # structuredContent carries the gate's ok / error / text: the model reads what it reads in process
+            return to_tool_result(await agent.session.call_tool(tool, arguments))
+
+        return result_text(await router.call(name, args, via=over_mcp))
 
     async def trim(self, agent: OpenAIAgent, turn: Turn, budget: HistoryBudget) -> int:
         return trim_openai_history(agent.history, budget, incoming_chars=len(self.turn_text(turn)))
@@ -134,8 +156,8 @@ class OpenAITeam(FrameworkTeam):
         for c in calls:
             args = parse_arguments(c.function.arguments)
             meter.emitted(c.function.name, args)
-            result = await router.call(c.function.name, args)
-            agent.history.append({"role": "tool", "tool_call_id": c.id, "content": result_text(result)})
+            text = await self.call_tool(agent, router, c.function.name, args)
+            agent.history.append({"role": "tool", "tool_call_id": c.id, "content": text})
         return message.content or ""
 
     async def aclose(self) -> None:

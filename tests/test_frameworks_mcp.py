@@ -1,0 +1,123 @@
+"""Framework teams with ``--tools mcp`` reach the tools through the episode's MCP server over real streamable
+HTTP on 127.0.0.1 with each framework's OWN MCP client, and play exactly as they do in process.
+
+"Exactly" is checked on the whole turn record, model accounting included: the scripted models count the
+characters the framework sends them, tool results included, so equal ``tokens_in`` on every turn means the
+model read the same tool-result text word for word in both modes (failures and refusals included: the
+``scripted:random`` run makes many failing calls)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentworld.core import plugins
+from agentworld.core.effects import ToolResult
+from agentworld.core.episode import Episode
+from agentworld.core.protocol import TeamSpec
+from agentworld.core.records import TurnEvent
+from agentworld.core.task import Task, find_task
+from agentworld.mcp_server import clients
+from agentworld.mcp_server.server import EpisodeMcpServer
+
+pytestmark = [pytest.mark.anyio,
+              # AutoGen 0.7.5 and camel-ai 0.2.90 open their sessions with the SDK's deprecated alias
+              pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")]
+FRAMEWORKS = ["openai", "autogen", "langgraph", "camel"]
+TASK_ID = "task_01_staff"  # a 3-agent starter task
+# Everything a turn records except wall-clock figures.
+TIMING = {"timestamp", "model_latency_s", "harness_s"}
+
+
+def native_entry(framework: str) -> tuple[Any, str]:
+    """The framework's own MCP client method that every tool call of the team must go through."""
+    if framework == "autogen":
+        from autogen_ext.tools.mcp import McpWorkbench
+
+        return McpWorkbench, "call_tool"
+    if framework == "camel":
+        from camel.utils.mcp_client import MCPClient
+
+        return MCPClient, "call_tool"
+    if framework == "langgraph":
+        from langchain_mcp_adapters.client import MultiServerMCPClient
+
+        return MultiServerMCPClient, "session"  # one session per seat; load_mcp_tools' tools use it
+    from mcp import ClientSession
+
+    return ClientSession, "call_tool"
+
+
+def counting(monkeypatch, owner: Any, name: str) -> list[int]:
+    calls: list[int] = []
+    original = getattr(owner, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return calls
+
+
+async def play(task: Task, framework: str, model: str, tools: str) -> tuple[Any, list[dict[str, Any]]]:
+    team = plugins.get("framework", framework)(TeamSpec(task=task, model=model, seed=0, agent_ids=task.agent_ids,
+                                                        options={"tools": tools}))
+    ep = Episode(task, team, seed=0, framework=framework, model=model, turn_timeout=30)
+    result = await ep.run()
+    return result, [e.model_dump(exclude=TIMING) for e in ep.events if isinstance(e, TurnEvent)]
+
+
+@pytest.fixture(scope="module")
+def task() -> Task:
+    return find_task(TASK_ID, validate=False)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_native_mcp_client_plays_the_oracle_like_in_process(framework, task, monkeypatch):
+    result, inproc = await play(task, framework, "scripted:oracle", "inproc")
+    assert result.success
+    # over MCP: every call goes through the framework's own client, none through our fallback caller
+    fallback = counting(monkeypatch, clients.McpToolCaller, "__call__")
+    native = counting(monkeypatch, *native_entry(framework))
+    result, over_mcp = await play(task, framework, "scripted:oracle", "mcp")
+    calls = sum(1 for e in over_mcp if e["tool"]) + sum(len(e["refused"]) for e in over_mcp)
+    assert not fallback
+    assert len(native) == (len(task.agent_ids) if framework == "langgraph" else calls)
+    assert result.success and result.infra_errors == 0
+    assert over_mcp == inproc  # action for action: tool, arguments, ok, result, error, effects, tokens, ...
+    assert all(e["tokens_in"] > 0 for e in over_mcp)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_failed_calls_read_the_same_over_mcp(framework, task):
+    """``scripted:random`` makes plenty of failing calls; the next prompts carry their result text, so equal
+    token counts show the failure text the model read is the same (normalised from each client's form)."""
+    short = task.model_copy(update={"rounds": 6})
+    _, inproc = await play(short, framework, "scripted:random", "inproc")
+    _, over_mcp = await play(short, framework, "scripted:random", "mcp")
+    assert any(e["tool"] and not e["ok"] for e in inproc), "the random policy should make a failing call"
+    assert over_mcp == inproc
+
+
+async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path):
+    """Clients that keep only a result's text and isError (AutoGen's McpWorkbench) get the gate's outcome back
+    exactly; the structured form (raw SDK, CAMEL, langchain-mcp-adapters) agrees with it."""
+    from typing import get_args
+
+    from agentworld.core.effects import ErrorKind
+
+    task = find_task(TASK_ID, validate=False)
+    ep = Episode(task, plugins.get("framework", "oracle")(TeamSpec(task=task, model="", seed=0,
+                                                                   agent_ids=task.agent_ids, options={})),
+                 out_dir=tmp_path)
+    server = EpisodeMcpServer(ep, players={a: "autogen" for a in task.agent_ids})  # not started: framing only
+    outcomes = [ToolResult(ok=True, text="Moved to (3, 4)."), ToolResult(ok=True, text="[not an error] ok")]
+    outcomes += [ToolResult.fail(kind, f"Refused: [{kind}] went wrong.\nSecond line.") for kind in get_args(ErrorKind)]
+    for outcome in outcomes:
+        framed = server._result("agent_1", outcome, 0)
+        text = clients.result_text(framed)
+        for back in (clients.seat_result(framed.isError, text), clients.to_tool_result(framed)):
+            assert (back.ok, back.error, back.text) == (outcome.ok, outcome.error, outcome.text)
+    assert clients.seat_result(True, "Connection refused").error is None  # a client-side failure stays one
