@@ -18,6 +18,10 @@ import numpy as np
 Point = tuple[int, int]
 
 
+class SearchBudgetExceeded(Exception):
+    """A path search expanded more tiles than its ``max_expand`` allowed (the caller may retry cheaper)."""
+
+
 class GameMap:
     def __init__(self, biome: np.ndarray, biome_keys: list[str], walkable: np.ndarray, version: str,
                  road: np.ndarray | None = None, components: np.ndarray | None = None):
@@ -81,60 +85,66 @@ class GameMap:
         """Walkable tiles next to (x, y), e.g. where to stand to harvest a node on (x, y)."""
         return [(x + dx, y + dy) for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1)) if self.walkable(x + dx, y + dy)]
 
-    def find_path(self, start: Point, goal: Point, max_len: int | None = None) -> list[Point] | None:
-        """Shortest 4-connected path from ``start`` to ``goal``, excluding start, including goal.
+    def find_path(self, start: Point, goal: Point, max_len: int | None = None, *, reach: int = 0,
+                  weight: float = 1.0, max_expand: int | None = None) -> list[Point] | None:
+        """Shortest 4-connected path from ``start`` to within ``reach`` tiles (Manhattan) of ``goal``.
 
-        Returns ``[]`` when start == goal and ``None`` when the goal is blocked, unreachable, or (with
-        ``max_len``) farther than ``max_len`` steps. Deterministic: ties are broken by a fixed order.
+        The path excludes start and includes its last tile; ``[]`` when already within reach. ``None``
+        when no such path exists or (with ``max_len``) it is longer than ``max_len`` steps. With
+        ``reach=0`` the goal itself must be walkable ("stand on it"); with ``reach >= 1`` it may be blocked
+        ("stand next to this tree"). ``weight > 1`` is weighted A*: a slightly longer path for far fewer
+        expansions around obstacles (``max_len`` is then exact no more). ``max_expand`` bounds the work:
+        :class:`SearchBudgetExceeded` past it. Ties are broken by a fixed order, so the same query always
+        returns the same path.
         """
-        if start == goal:
-            return []
-        if not (self.walkable(*start) and self.walkable(*goal)):
-            return None
-        if self.component(*start) != self.component(*goal):
-            return None
-        w = self.width
-        walk = self._walk
         sx, sy = start
-        gx, gy = goal
-        s = sy * w + sx
-        g = gy * w + gx
-        if max_len is not None and abs(sx - gx) + abs(sy - gy) > max_len:
+        tx, ty = goal
+        if abs(sx - tx) + abs(sy - ty) <= reach:
+            return []
+        if not self.walkable(sx, sy):
             return None
+        if reach == 0 and not self.connected(start, goal):  # O(1) refusal instead of flooding the area
+            return None
+        if max_len is not None and abs(sx - tx) + abs(sy - ty) - reach > max_len:
+            return None
+        w, hgt, walk = self.width, self.height, self._walk
+        s = sy * w + sx
         gscore = {s: 0}
         came: dict[int, int] = {}
-        # (f, -g, counter, node): prefer deeper nodes on ties, which keeps open-terrain searches narrow
-        open_heap = [(abs(sx - gx) + abs(sy - gy), 0, 0, s)]
-        counter = 0
-        closed = set()
-        while open_heap:
-            _, neg_g, _, cur = heapq.heappop(open_heap)
-            if cur == g:
-                break
-            if cur in closed:
-                continue
-            closed.add(cur)
+        # (f, -g, counter, tile): prefer deeper tiles on ties, which keeps open-terrain searches narrow
+        heap = [((abs(sx - tx) + abs(sy - ty) - reach) * weight, 0, 0, s)]
+        counter = expanded = 0
+        found = -1
+        while heap:
+            _, neg_g, _, cur = heapq.heappop(heap)
             cg = -neg_g
+            if cg > gscore[cur]:  # a stale entry: this tile was reached more cheaply since
+                continue
             cy, cx = divmod(cur, w)
+            if abs(cx - tx) + abs(cy - ty) <= reach:
+                found = cur
+                break
+            expanded += 1
+            if max_expand is not None and expanded > max_expand:
+                raise SearchBudgetExceeded(expanded)
             ng = cg + 1
             for nx, ny in ((cx, cy - 1), (cx - 1, cy), (cx + 1, cy), (cx, cy + 1)):
-                if nx < 0 or ny < 0 or nx >= w or ny >= self.height:
+                if nx < 0 or ny < 0 or nx >= w or ny >= hgt:
                     continue
                 n = ny * w + nx
-                if not walk[n] or n in closed:
+                if not walk[n] or ng >= gscore.get(n, 1 << 30):
                     continue
-                if ng < gscore.get(n, 1 << 30):
-                    h = abs(nx - gx) + abs(ny - gy)
-                    if max_len is not None and ng + h > max_len:
-                        continue
-                    gscore[n] = ng
-                    came[n] = cur
-                    counter += 1
-                    heapq.heappush(open_heap, (ng + h, -ng, counter, n))
-        if g not in came:
+                h = max(0, abs(nx - tx) + abs(ny - ty) - reach)
+                if max_len is not None and ng + h > max_len:
+                    continue
+                gscore[n] = ng
+                came[n] = cur
+                counter += 1
+                heapq.heappush(heap, (ng + h * weight, -ng, counter, n))
+        if found < 0:
             return None
         path = []
-        cur = g
+        cur = found
         while cur != s:
             cy, cx = divmod(cur, w)
             path.append((cx, cy))

@@ -69,8 +69,7 @@ async def mcp_function_tools(client: Any, router: ToolRouter) -> list[Any]:
             async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
                 return to_tool_result(await client.call_tool(tool, args))
 
-            from ...mcp_server.clients import result_text as rt
-            return rt(await client.call_tool(_tool, kwargs))
+            return result_text(await router.call(_tool, kwargs, via=over_mcp))
 
         schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                    "parameters": t.inputSchema}}
