@@ -60,8 +60,11 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
 
         con = Console()
         names = ["solvable", "idle fails", "random fails", "collaborative", "honest verifier"]
-        table = Table("task", "category", "agents", "budget", "ref rounds", "slack", "steps",
-                      *[n.replace(" ", "\n") for n in names], title=f"task proofs ({len(proofs)})")
+        heads = ["solvable", "idle\nfails", "random\nfails", "collab-\norative", "honest\nverifier"]
+        table = Table(title=f"task proofs ({len(proofs)})")
+        table.add_column("task", no_wrap=True)
+        for h in ("category", "agents", "budget", "ref\nrounds", "slack", "steps", *heads):
+            table.add_column(h, justify="right" if h in ("agents", "budget", "ref\nrounds", "slack", "steps") else "left")
         for p in proofs:
             cells = []
             for n in names:

@@ -397,6 +397,7 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
         if res.success:
             passed.append(seed)
     seeds = list(random_seeds)
+    allow_random = allow_random or bool(task.raw.get("trivial_ok"))  # honoured once the task schema has the field
     if passed and allow_random:
         proof.findings.append(Finding("random fails", True, f"passes randomly with seed(s) {passed} (allowed: easy task)",
                                       warning=True))

@@ -1,15 +1,17 @@
 """MCP clients for one seat: each framework's own MCP client, pointed at a seat URL and bearer token.
 
-Framework teams with ``--tools mcp`` start (or join) the episode's server in ``Team.start`` and then get
-their tool objects from here. Every helper sends ``Authorization: Bearer <token>``, so even clients that
-open a new MCP session per call act as the right character. Heavy framework imports happen inside the
+Framework teams with ``--tools mcp`` start (or join) the episode's server in ``Team.start`` and build each
+agent's tool objects from its framework's own client opened here: ``mcp_session`` (openai),
+``autogen_server_params`` for an ``McpWorkbench`` (autogen), ``langchain_session`` + ``load_mcp_tools``
+(langgraph), ``camel_client`` (camel). Every helper sends ``Authorization: Bearer <token>``, so even clients
+that open a new MCP session per call act as the right character. Heavy framework imports happen inside the
 helpers. Signatures::
 
     # the tool source FrameworkTeam.start opens (plugins/agents/common.py): server started or joined
     source = await open_mcp_tool_source(episode, team_spec)     # await source.call(agent_id, tool, args) -> ToolResult
     url, token = source.seat(agent_id)                          # for a framework's own MCP client
-    value = await source.hold(agent_id, client_context)         # kept open by a task of its own, closed in aclose
-    await source.aclose()                                       # closes clients and sessions; stops the server it started
+    value = await source.hold(client_context)                   # kept open by a task of its own, closed in aclose
+    await source.aclose()                                       # closes clients, sessions; stops its own server
     # or the server itself, from Team.start(episode)
     server = await EpisodeMcpServer.join_or_start(episode, players={agent_id: "<framework>", ...})
     url, token = server.url, server.token(agent_id)
@@ -285,14 +287,18 @@ async def camel_function_tools(session: ClientSession) -> list[Any]:
     """CAMEL ``FunctionTool``s over an existing session; failures come back prefixed with ``ERROR:``."""
     from camel.toolkits import FunctionTool
 
-    out = []
-    for t in (await session.list_tools()).tools:
-        async def call(_name: str = t.name, **kwargs: Any) -> str:
-            r = await session.call_tool(_name, kwargs)
+    def caller(name: str) -> Any:  # the name is bound here, not a parameter a model could set
+        async def call(**kwargs: Any) -> str:
+            r = await session.call_tool(name, kwargs)
             text = result_text(r)
             return f"ERROR: {text}" if r.isError else text
 
-        call.__name__ = t.name
+        call.__name__ = name
+        return call
+
+    out = []
+    for t in (await session.list_tools()).tools:
+        call = caller(t.name)
         schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                    "parameters": t.inputSchema}}
         out.append(FunctionTool(call, openai_tool_schema=schema))

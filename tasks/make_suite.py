@@ -353,8 +353,8 @@ it only lets in someone carrying a torch (kept, not used up). Stand within 1 til
         "The torchbearer and the guide both stand inside the Ice Cavern.", ctx,
         "Woodworker whittles 2 sticks for the torchbearer; torchbearer makes 2 torches, gives one to the guide; "
         "both walk to the entrance and enter.",
-        ["Two torches made", "Torchbearer and guide inside the Ice Cavern"],
-        [{"check": "crafted", "name": "torches made", "item": "torch", "count": 2},
+        ["The guide carries a torch", "Torchbearer and guide inside the Ice Cavern"],
+        [{"check": "item_count", "name": "guide carries a torch", "item": "torch", "count": 1, "agent": "agent_3"},
          {"check": "at_location", "name": "both inside the cavern", "landmark": "ice_cavern", "radius": 60,
           "agents": ["agent_2", "agent_3"]}]), agents, p)
 
@@ -685,38 +685,66 @@ def task_24_harvest_festival():
 
 
 @task
-def task_25_goblin_warband():
-    anvil = station("anvil", "ironhold")
-    gobs = mobs_near("goblin", anvil, 4)
-    ids = [f"agent_{i}" for i in range(1, 6)]
-    names = ["smith", "fighter_a", "fighter_b", "fighter_c", "fighter_d"]
-    around = spots(anvil, 5, 3)
-    p = Plan(dict(zip(ids, around)))
-    r = p.do("agent_1", "craft_item", 1, skill="Smithing", itemKey="bronze_sword", count=4)
-    for i in range(4):
-        r = p.give("agent_1", names[i + 1], "bronze_sword", 1, r + 1)
-        e = p.do(ids[i + 1], "equip_item", r + 1, itemKey="bronze_sword")
-        p.attack(ids[i + 1], gobs[i], e + 1)
-    ctx = f"""Ironhold Forge: anvil at {anvil}. A goblin warband camps south of the forge:
-{'; '.join(mob_text(g) for g in gobs)}. {recipe_text('bronze_sword')}. attack_entity walks to a mob and fights it to the end;
-food in your bag is eaten automatically when you are badly hurt. {GIVE_TIP}"""
-    fighter = {"strength": 14, "accuracy": 14, "defense": 10, "health": 12}
-    agents = {"agent_1": agent_block("smith", "smith", around[0], {"smithing": 8}, [("bronze_bar", 8), ("hammer", 1)], [], f"""
-        You hold 8 bronze bars and the hammer at the anvil {anvil}. {recipe_text('bronze_sword')}. Forge four swords
-        and give one to each fighter; you do not fight.""")}
-    for i in range(4):
-        agents[ids[i + 1]] = agent_block(names[i + 1], "fighter", around[i + 1], fighter, [("bread", 3)], [], f"""
-            You fight with a blade, once the smith gives you one (equip_item(itemKey='bronze_sword')). Targets:
-            {'; '.join(mob_text(g) for g in gobs)}. Agree with the other fighters who takes which goblin.""")
-    checks = [{"check": "kills", "mob": "goblin", "count": 4}]
-    checks += [{"check": "equipped", "item": "bronze_sword", "agent": ids[i + 1]} for i in range(4)]
-    checks.append({"check": "all_alive"})
-    write_task("task_25_goblin_warband", body(
-        "combat", "Goblin warband at Ironhold",
-        "Four fighters, armed by the forge's smith, break up a goblin warband south of Ironhold.",
-        "Four goblins are killed by sword-wielding fighters and nobody dies.", ctx,
-        "Smith forges 4 swords and hands them out; each fighter equips one and kills a different goblin.",
-        ["4 goblins killed", "every fighter armed", "all alive"], checks), agents, p)
+def task_25_bandit_king():
+    king = mobs_near("bandit_king", (700, 650), 1)[0]
+    camp = spots(walkable_near(king.x + 14, king.y), 4, 2)
+    ids = ["agent_1", "agent_2", "agent_3", "agent_4"]
+    p = Plan(dict(zip(ids, camp)))
+    food = 4
+    # two waves: the tank opens, each striker fights once fed, everyone steps back out of the king's reach
+    p.attack("agent_1", king, 1)
+    p.give("agent_2", "striker_a", "cooked_swordfish", food, 1)
+    p.walk("agent_1", camp[0], 2)
+    p.give("agent_2", "striker_b", "cooked_swordfish", food, 2)
+    p.attack("agent_3", king, 2)
+    p.give("agent_2", "tank", "cooked_swordfish", food, 3)
+    p.walk("agent_3", camp[2], 3)
+    p.attack("agent_4", king, 3)
+    p.give("agent_2", "striker_a", "cooked_swordfish", food, 4)
+    p.walk("agent_4", camp[3], 4)
+    p.give("agent_2", "striker_b", "cooked_swordfish", food, 5)
+    p.attack("agent_1", king, 5)
+    p.attack("agent_3", king, 6)
+    p.attack("agent_4", king, 7)
+    rules = {"retreat_below": 0.4, "auto_eat_below": 0.55}
+    ctx = f"""{mob_text(king)}. It regains 2 HP every round but keeps its wounds between fights. It hits everyone
+within {W.mob_type('bandit_king').aggro_range} tiles at the end of every round, so step back out of its reach after you fight.
+In this fight everyone breaks off (retreats) when below 40% HP, and eats food from their bag automatically when
+below 55% HP: food in the bag is what keeps a fighter in the fight. Camp: {camp[0]}, {dist(camp[0], (king.x, king.y))} tiles east of the king.
+A strong defence (the tank) takes far less damage; strong hits (the strikers) deal far more.
+{GIVE_TIP}"""
+    agents = {
+        "agent_1": agent_block("tank", "tank", camp[0], {"defense": 90, "health": 50, "accuracy": 30, "strength": 20},
+                               [], ["bronze_platebody", "bronze_helmet", "bronze_shield", "bronze_sword"], f"""
+            You are the tank: heavy armour and a huge defence, but weak blows. Open the fight: attack
+            {king.id} first and wear it down, then step back to the camp {camp[0]} (out of its reach) and
+            take food from the healer before your second bout. {mob_text(king)}."""),
+        "agent_2": agent_block("healer", "healer", camp[1], {"health": 30, "defense": 30, "cooking": 30},
+                               [("cooked_swordfish", 28)], [], f"""
+            You carry all of the team's food: 28 cooked swordfish (16 HP each). You do not fight. Stay at the
+            camp {camp[1]}, out of the king's reach, and hand food to each fighter before each of their bouts
+            ({food} each time works well): striker_a first, then striker_b, then the tank, and again."""),
+        "agent_3": agent_block("striker_a", "striker", camp[2], {"strength": 50, "accuracy": 50, "defense": 5, "health": 12},
+                               [], ["iron_sword"], f"""
+            You hit hard but cannot take many hits. Fight {king.id} only with food in your bag (ask the healer),
+            after the tank has opened, then step back to the camp {camp[2]} before the king's next swing.
+            {mob_text(king)}."""),
+        "agent_4": agent_block("striker_b", "striker", camp[3], {"strength": 50, "accuracy": 50, "defense": 5, "health": 12},
+                               [], ["iron_sword"], f"""
+            You hit hard but cannot take many hits. Fight {king.id} only with food in your bag (ask the healer),
+            after striker_a, then step back to the camp {camp[3]} before the king's next swing.
+            {mob_text(king)}."""),
+    }
+    write_task("task_25_bandit_king", body(
+        "combat", "The Bandit King",
+        "The Bandit King holds the desert road. No single fighter can beat him: a tank to wear him down, a "
+        "healer with food, and two strikers must fight him together, in turns.",
+        "The Bandit King is killed and all four fighters live.", ctx,
+        "Tank opens and steps back; healer feeds striker_a, striker_b and the tank in turn; strikers fight one after "
+        "the other and step back; a second wave finishes him.",
+        ["Bandit King killed", "All alive"],
+        [{"check": "kills", "mob": "bandit_king", "count": 1},
+         {"check": "all_alive"}], world_rules=rules), agents, p)
 
 
 @task

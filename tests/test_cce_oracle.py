@@ -40,7 +40,7 @@ def touches(turn, items: set[str]) -> bool:
 
 
 def test_suite_is_there(oracle_runs):
-    assert len(oracle_runs) == 8
+    assert len(oracle_runs) >= 8
 
 
 def test_grounded_cce_on_oracle_runs_covers_every_objective_item_action(oracle_runs):

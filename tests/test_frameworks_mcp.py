@@ -121,3 +121,33 @@ async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path
         for back in (clients.seat_result(framed.isError, text), clients.to_tool_result(framed)):
             assert (back.ok, back.error, back.text) == (outcome.ok, outcome.error, outcome.text)
     assert clients.seat_result(True, "Connection refused").error is None  # a client-side failure stays one
+
+
+async def test_native_clients_offer_the_model_the_in_process_tool_definitions(task, tmp_path):
+    """The tool definitions each framework's own MCP client builds from list_tools are the ones its
+    in-process tools give the model (after the documented normalisation of AutoGen's McpWorkbench)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from agentworld.plugins.agents.autogen_agent import _autogen_classes, seat_workbench_class
+    from agentworld.plugins.agents.camel_agent import camel_tool, mcp_function_tools
+    from agentworld.plugins.agents.common import ToolRouter, tool_bindings
+    from agentworld.plugins.agents.langgraph_agent import langchain_tool, mcp_tools
+
+    router = ToolRouter("agent_1")
+    bindings = tool_bindings(None, router)
+    ep = Episode(task, plugins.get("framework", "oracle")(TeamSpec(task=task, model="", seed=0,
+                                                                   agent_ids=task.agent_ids, options={})),
+                 out_dir=tmp_path)
+    async with EpisodeMcpServer(ep, players={a: "framework" for a in task.agent_ids}) as server:
+        url, token = server.url, server.token("agent_1")
+        async with clients.mcp_session(url, token) as session:
+            assert await clients.openai_tool_schemas(session) == [b.openai_schema() for b in bindings]
+        cls = _autogen_classes()
+        async with seat_workbench_class()(clients.autogen_server_params(url, token), router) as workbench:
+            assert await workbench.list_tools() == [cls["GateTool"](b).schema for b in bindings]
+        async with clients.langchain_session(url, token) as session:
+            assert [convert_to_openai_tool(t) for t in await mcp_tools(session, router)] == [
+                convert_to_openai_tool(langchain_tool(b)) for b in bindings]
+        async with clients.camel_client(url, token) as client:
+            assert [t.get_openai_tool_schema() for t in await mcp_function_tools(client, router)] == [
+                camel_tool(b).get_openai_tool_schema() for b in bindings]

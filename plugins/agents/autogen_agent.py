@@ -9,6 +9,7 @@ agent's seat instead, see ``SeatWorkbench``). The agent keeps its history in a b
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ...core.hookspecs import hookimpl
@@ -133,16 +134,17 @@ def _autogen_classes():
         elif not isinstance(content, str):
             raise MalformedResponse(f"unexpected completion content {type(content).__name__}")
 
-    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient,
-                "SeatWorkbench": _seat_workbench_class()}
+    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient}
     return _CLASSES
 
 
 _CLASSES: dict[str, Any] | None = None
 
 
-def _seat_workbench_class() -> type:
-    from autogen_core.tools import TextResultContent, ToolResult
+@functools.cache
+def seat_workbench_class() -> type:
+    """Built on first use with ``--tools mcp`` only (autogen_ext.tools.mcp imports the MCP client stack)."""
+    from autogen_core.tools import TextResultContent, ToolResult, ToolSchema
     from autogen_ext.tools.mcp import McpWorkbench
 
     class SeatWorkbench(McpWorkbench):
@@ -153,8 +155,10 @@ def _seat_workbench_class() -> type:
           failure as ``[kind] text``); it is turned back into the gate's outcome and written as
           ``result_text`` does, with ``is_error=False`` as the in-process tools return (their text says
           FAILED);
-        - the tool list is fetched once: AssistantAgent lists the workbench's tools before every model call
-          and every tool call, and the episode's tools do not change."""
+        - the tool list is fetched once (AssistantAgent lists the workbench's tools before every model call
+          and every tool call, and the episode's tools do not change), and written as the in-process tools
+          write theirs: McpWorkbench adds ``"required": []`` to tools without required parameters and
+          leaves ``strict`` out."""
 
         def __init__(self, params: Any, router: ToolRouter):
             super().__init__(params)
@@ -163,7 +167,10 @@ def _seat_workbench_class() -> type:
 
         async def list_tools(self) -> list[Any]:
             if self._listed is None:
-                self._listed = await super().list_tools()
+                self._listed = [ToolSchema(name=t["name"], description=t.get("description", ""), strict=False,
+                                           parameters={k: v for k, v in t["parameters"].items()
+                                                       if k != "required" or v})
+                                for t in await super().list_tools()]
             return list(self._listed)
 
         async def call_tool(self, name: str, arguments: Any = None, cancellation_token: Any = None,
@@ -222,7 +229,7 @@ class AutoGenTeam(FrameworkTeam):
             from ...mcp_server.clients import autogen_server_params
 
             params = autogen_server_params(*self.mcp.seat(turn.agent_id))
-            tools: dict[str, Any] = {"workbench": await self.mcp.hold(cls["SeatWorkbench"](params, router))}
+            tools: dict[str, Any] = {"workbench": await self.mcp.hold(seat_workbench_class()(params, router))}
         else:
             tools = {"tools": [cls["GateTool"](b) for b in tool_bindings(turn.tools, router)]}
         return AssistantAgent(

@@ -63,17 +63,20 @@ async def mcp_function_tools(client: Any, router: ToolRouter) -> list[Any]:
     (``structuredContent``) as the in-process tools write it."""
     from ...mcp_server.clients import to_tool_result
 
+    async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+        return to_tool_result(await client.call_tool(tool, args))
+
+    def runner(name: str) -> Any:  # the name is bound here, not a parameter a model could set
+        async def run(**kwargs: Any) -> str:
+            return result_text(await router.call(name, kwargs, via=over_mcp))
+
+        return run
+
     tools = []
     for t in (await client.list_mcp_tools()).tools:
-        async def run(_tool: str = t.name, **kwargs: Any) -> str:
-            async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
-                return to_tool_result(await client.call_tool(tool, args))
-
-            return result_text(await router.call(_tool, kwargs, via=over_mcp))
-
         schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                    "parameters": t.inputSchema}}
-        tools.append(gate_function_tool(t.name, t.description or "", schema, run))
+        tools.append(gate_function_tool(t.name, t.description or "", schema, runner(t.name)))
     return tools
 
 
