@@ -258,7 +258,10 @@ class SoloAnalysis:
             others = [n for n in named if n != agent_id]
             if p.require == "all" and not others and agent_id in named:
                 return None
-            return f"needs {len(others)} other agent(s) at {p.landmark or (p.x, p.y)}"
+            where = p.landmark or (p.x, p.y)
+            if p.require == "any":
+                return f"needs one of {len(others)} other agent(s) at {where}"
+            return f"needs {len(others)} other agent(s) at {where}"
         if pinned and pinned != agent_id:
             return f"names {t.agent(pinned).username}"
         if spec.check in ("item_count", "equipped", "crafted"):
@@ -335,6 +338,7 @@ def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | No
     analysis = SoloAnalysis(task, w)
     out: dict[str, str | None] = {}
     assert task.verifier is not None
+    places = _presence_targets(task)
     for a in task.agent_ids:
         why = None
         for spec in task.verifier.checks:
@@ -342,7 +346,40 @@ def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | No
             if reason:
                 why = f"{spec.name or spec.check}: {reason}"
                 break
+        if why is None:
+            # checks are met together: one agent cannot stand at two places that far apart at once
+            mine = [pt for pt in places if a in pt[3]]
+            for i, p1 in enumerate(mine):
+                for p2 in mine[i + 1:]:
+                    if abs(p1[0] - p2[0]) + abs(p1[1] - p2[1]) > p1[2] + p2[2]:
+                        why = f"cannot stand at ({p1[0]},{p1[1]}) and ({p2[0]},{p2[1]}) at once"
+                        break
+                if why:
+                    break
         out[a] = why
+    return out
+
+
+def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
+    """(x, y, radius, agents that may fill it) for every at_location check that one agent can fill."""
+    from .verify import Check, _registered
+
+    check = _registered().get("at_location")
+    out = []
+    assert task.verifier is not None
+    for spec in task.verifier.checks:
+        if spec.check != "at_location" or not isinstance(check, Check):
+            continue
+        p = check.params.model_validate(spec.params)
+        named = [task.resolve_agent(r) for r in (p.agents or ([p.agent] if p.agent else task.agent_ids))]
+        if p.require != "any" and len(named) > 1:
+            continue  # needs several agents anyway (blocked per check)
+        if p.landmark:
+            lm = world_index().landmarks[p.landmark]
+            x, y, r = lm.x, lm.y, p.radius if p.radius is not None else lm.radius
+        else:
+            x, y, r = p.x, p.y, p.radius if p.radius is not None else 3
+        out.append((x, y, r, {n for n in named if n}))
     return out
 
 

@@ -105,7 +105,7 @@ def recipe_text(key: str) -> str:
 
 def node_text(n: Any) -> str:
     t = W.node_type(n.type)
-    tool = f", needs a {t.tool}" if t.tool else ", by hand"
+    tool = f", needs {'an' if t.tool[0] in 'aeiou' else 'a'} {t.tool}" if t.tool else ", by hand"
     ys = ", ".join(y.item for y in t.yields)
     return f"{n.id} at ({n.x},{n.y}) ({t.skill.capitalize()} {t.level}{tool}; gives {ys}, up to {t.harvests} per harvest call)"
 
@@ -188,11 +188,14 @@ class Plan:
 
 def agent_block(username: str, role: str, at: Point, skills: dict[str, int], inventory=(), equipped=(),
                 guideline: str = "") -> dict[str, Any]:
+    text = " ".join(guideline.split())
+    if not text.startswith("You"):
+        text = f"You are the {role}. {text}"
     return {"username": username, "role": role, "new_character": True, "location": {"x": at[0], "y": at[1]},
             "skill_levels": dict(skills),
             "inventory_items": [{"item": i, "count": c} for i, c in inventory],
             "equipped_items": [{"item": i, "count": 1} for i in equipped],
-            "guideline": _Literal(textwrap.fill(" ".join(guideline.split()), 100) + "\n")}
+            "guideline": _Literal(textwrap.fill(text, 100) + "\n")}
 
 
 def budget_for(ref_rounds: int) -> int:

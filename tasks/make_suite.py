@@ -763,15 +763,17 @@ def task_26_six_scouts():
     for i in range(6):
         agents[ids[i + 1]] = agent_block(f"scout_{i + 1}", "scout", start[i + 1], {"health": 10, "defense": 6},
                                          [("apple", 4)], [], f"""
-            You are a scout. The landmarks to survey are: {places}. Take the one the cartographer gives you, walk
-            there and report. {MOVE_TIP}""")
-    checks = [{"check": "at_location", "landmark": k, "agent": ids[i + 1]} for i, k in enumerate(targets)]
+            You are a scout. The landmarks to survey are: {places}. Every landmark needs one scout at the same
+            time, so take the one the cartographer gives you (or agree with the others), walk there, stay, and
+            report. {MOVE_TIP}""")
+    checks = [{"check": "at_location", "name": f"a scout at {k}", "landmark": k, "agents": ids[1:], "require": "any"}
+              for k in targets]
     write_task("task_26_six_scouts", body(
         "exploration", "Six scouts, six landmarks",
         "The cartographer of Hearthmoor sends six scouts to six distant landmarks at once.",
-        "Each of the six landmarks has its assigned scout standing at it.", ctx,
-        "scout_1 Deepdelve Mine, scout_2 Old Crypt, scout_3 Mirelight, scout_4 Sunscar Outpost, scout_5 Frostpeak "
-        "Camp, scout_6 Fisher's Rest.",
+        "At the same time, every one of the six landmarks has a scout standing at it.", ctx,
+        "The cartographer assigns scout_1 Deepdelve Mine, scout_2 Old Crypt, scout_3 Mirelight, scout_4 Sunscar "
+        "Outpost, scout_5 Frostpeak Camp, scout_6 Fisher's Rest; each scout walks to theirs and stays.",
         ["every landmark reached"], checks), agents, p)
 
 

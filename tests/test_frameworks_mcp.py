@@ -101,6 +101,34 @@ async def test_failed_calls_read_the_same_over_mcp(framework, task):
     assert over_mcp == inproc
 
 
+class TwoCallsATurn:
+    """The oracle's call plus a second one in the same answer (the scripted OpenAI model emits both)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def decide(self, turn: Any) -> Any:
+        decision = self.inner.decide(turn)
+        return [decision, ("sleep", {"seconds": 1})] if decision else decision
+
+
+async def test_a_second_call_is_refused_by_the_server_and_the_model_reads_the_same_refusal(task):
+    from agentworld.plugins.agents.scripted import make_policy
+
+    runs = {}
+    for tools in ("inproc", "mcp"):
+        team = plugins.get("framework", "openai")(TeamSpec(task=task, model="scripted:oracle", seed=0,
+                                                           agent_ids=task.agent_ids, options={"tools": tools}))
+        team._policy = TwoCallsATurn(make_policy("oracle", task, 0))
+        ep = Episode(task, team, seed=0, framework="openai", model="scripted:oracle", turn_timeout=30)
+        result = await ep.run()
+        runs[tools] = (result.success, result.refused_calls,
+                       [e.model_dump(exclude=TIMING) for e in ep.events if isinstance(e, TurnEvent)])
+    success, refused, events = runs["mcp"]
+    assert success and refused == len(events) and all(e["refused"][0]["tool"] == "sleep" for e in events)
+    assert runs["mcp"] == runs["inproc"]  # same refusals recorded, same refusal text read (same tokens)
+
+
 async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path):
     """Clients that keep only a result's text and isError (AutoGen's McpWorkbench) get the gate's outcome back
     exactly; the structured form (raw SDK, CAMEL, langchain-mcp-adapters) agrees with it."""

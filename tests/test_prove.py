@@ -146,3 +146,10 @@ def test_cli_prove_exit_codes_and_json(tmp_path, staff_raw):
     assert "honest verifier" in bad.output and "FAIL" in bad.output
     none = runner.invoke(prove_cmd, [])
     assert none.exit_code != 0 and "--all" in none.output
+
+
+def test_one_agent_cannot_be_in_two_places_at_once():
+    # task_26: each landmark needs *a* scout (any of six), all at the same time
+    blockers = solo_blockers(find_task("task_26_six_scouts"))
+    assert blockers["agent_2"].startswith("cannot stand at") and "at once" in blockers["agent_2"]
+    assert "needs one of 6 other agent(s)" in blockers["agent_1"]  # the cartographer is not a scout
