@@ -28,13 +28,17 @@ def _mark(ok: bool, warning: bool = False) -> str:
               help="How many random-team episodes per task (seeds 0..N-1).")
 @click.option("--allow-random", "allow_random", multiple=True, metavar="TASK_ID",
               help="A task that may pass with the random team (an easy task; reported, not failed). Repeatable.")
+@click.option("--oracle-seeds", default=1, show_default=True, type=click.IntRange(1, 50),
+              help="Also replay the reference solution with seeds 1..N-1 and report how often it passes "
+                   "(seed 0 is the proof; other seeds show how much it depends on luck).")
 @click.option("--necessity", is_flag=True,
               help="Also replay the reference plan once per agent with that agent asleep, and report agents the "
                    "plan does not need (slower: one extra episode per agent).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every finding's detail.")
 def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_seeds: int,
-              allow_random: tuple[str, ...], necessity: bool, as_json: bool, verbose: bool) -> None:
+              allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, as_json: bool,
+              verbose: bool) -> None:
     """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative,
     and verified honestly. Exit 1 if any task fails a proof."""
     from .prove import prove_tasks
@@ -47,7 +51,8 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
     except (KeyError, TaskError) as exc:
         raise click.ClickException(str(exc).strip('"')) from None
     t0 = time.perf_counter()
-    proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random, necessity=necessity)
+    proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random, necessity=necessity,
+                         oracle_seeds=oracle_seeds)
     wall = time.perf_counter() - t0
     oracle_s = sum(p.oracle_s for p in proofs)
     failed = [p for p in proofs if not p.ok]

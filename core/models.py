@@ -140,6 +140,12 @@ class ModelSpec(BaseModel):
                                  f"name another variable with --api-key-env")
         return key
 
+    def sampling(self) -> dict[str, Any]:
+        """The request settings the user set (temperature, max_tokens, seed), in the Chat Completions names
+        every framework's OpenAI client takes; unset ones are left to the provider's defaults."""
+        return {k: v for k, v in (("temperature", self.temperature), ("max_tokens", self.max_tokens),
+                                  ("seed", self.seed)) if v is not None}
+
     def redacted(self) -> dict[str, Any]:
         """For manifests and logs: every setting, the key variable's name, whether it is set, never the key."""
         out = self.model_dump()

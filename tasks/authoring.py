@@ -231,7 +231,7 @@ def write_task(task_id: str, body: dict[str, Any], agents: dict[str, dict], plan
     out.update(agents)
     out["reference_solution"] = plan.solution()
     text = (f"# {task_id}: written by {generator} from the world data ({W.data.version}).\n"
-            f"# The reference solution passes in {ref} rounds of a {doc['rounds']}-round budget.\n")
+            f"# The reference plan spans {ref} rounds of a {doc['rounds']}-round budget (`agentworld tasks prove` replays it).\n")
     text += yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=110)
     path = OUT / f"{task_id}.yaml"
     path.write_text(text, encoding="utf-8")

@@ -744,7 +744,7 @@ A strong defence (the tank) takes far less damage; strong hits (the strikers) de
         "the other and step back; a second wave finishes him.",
         ["Bandit King killed", "All alive"],
         [{"check": "kills", "mob": "bandit_king", "count": 1},
-         {"check": "all_alive"}], world_rules=rules), agents, p)
+         {"check": "all_alive"}], world_rules=rules, rounds=30), agents, p)
 
 
 @task

@@ -206,12 +206,7 @@ class AutoGenTeam(FrameworkTeam):
                                   "timeout": self.model.timeout, "max_retries": 0, "parallel_tool_calls": False}
         if self.model.base_url:
             kwargs["base_url"] = self.model.base_url
-        if self.model.temperature is not None:
-            kwargs["temperature"] = self.model.temperature
-        if self.model.max_tokens is not None:
-            kwargs["max_tokens"] = self.model.max_tokens
-        if self.model.seed is not None:
-            kwargs["seed"] = self.model.seed
+        kwargs.update(self.model.sampling())
         if self.model.provider != "openai" or self.model.base_url:
             # Unknown model names need their capabilities spelled out, else AssistantAgent refuses tools.
             kwargs["model_info"] = ModelInfo(vision=False, function_calling=True, json_output=False,

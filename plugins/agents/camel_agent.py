@@ -150,13 +150,7 @@ class CamelTeam(FrameworkTeam):
 
         from .fakes import char_token_counter
 
-        config: dict[str, Any] = {"tool_choice": "required", "parallel_tool_calls": False}
-        if self.model.temperature is not None:
-            config["temperature"] = self.model.temperature
-        if self.model.max_tokens is not None:
-            config["max_tokens"] = self.model.max_tokens
-        if self.model.seed is not None:
-            config["seed"] = self.model.seed
+        config: dict[str, Any] = {"tool_choice": "required", "parallel_tool_calls": False, **self.model.sampling()}
         platform = ModelPlatformType.OPENAI if self.model.provider == "openai" else ModelPlatformType.OPENAI_COMPATIBLE_MODEL
         return ModelFactory.create(model_platform=platform, model_type=self.model.model, model_config_dict=config,
                                    api_key=self.model.api_key(), url=self.model.base_url,

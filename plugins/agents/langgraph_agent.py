@@ -160,12 +160,7 @@ class LangGraphTeam(FrameworkTeam):
                                   "timeout": self.model.timeout, "max_retries": 0, "http_async_client": http}
         if self.model.base_url:
             kwargs["base_url"] = self.model.base_url
-        if self.model.temperature is not None:
-            kwargs["temperature"] = self.model.temperature
-        if self.model.max_tokens is not None:
-            kwargs["max_tokens"] = self.model.max_tokens
-        if self.model.seed is not None:
-            kwargs["seed"] = self.model.seed
+        kwargs.update(self.model.sampling())
         return ChatOpenAI(**kwargs), {"tool_choice": "required", "parallel_tool_calls": False}
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:

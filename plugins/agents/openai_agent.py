@@ -127,12 +127,7 @@ class OpenAITeam(FrameworkTeam):
         req: dict[str, Any] = {"model": self.model.model, "messages": messages,
                                "tools": agent.schemas,
                                "tool_choice": "required", "parallel_tool_calls": False}
-        if self.model.temperature is not None:
-            req["temperature"] = self.model.temperature
-        if self.model.max_tokens is not None:
-            req["max_tokens"] = self.model.max_tokens
-        if self.model.seed is not None:
-            req["seed"] = self.model.seed
+        req.update(self.model.sampling())
         return req
 
     async def step(self, agent: OpenAIAgent, turn: Turn, router: ToolRouter) -> str:
