@@ -57,7 +57,7 @@ async def test_paper_export_fields(episode_dir: Path, tmp_path: Path):
     crafted = [a["action"] for a in wizard]
     assert "craft_item(skill=Crafting, itemKey=staff, count=1)" in crafted
     metrics = data["metrics"]
-    assert metrics == {"total_rounds": 4, "max_rounds": 20, "total_agents": 3,
+    assert metrics == {"total_rounds": 4, "max_rounds": 25, "total_agents": 3,
                        "total_actions": metrics["total_actions"], "total_chats": 0, "task_verified_success": True,
                        "task_verification_message": "staff with wizard: 1/1, all alive: yes", "early_stopped": True}
     assert metrics["total_actions"] == 12

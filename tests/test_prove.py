@@ -153,3 +153,9 @@ def test_one_agent_cannot_be_in_two_places_at_once():
     blockers = solo_blockers(find_task("task_26_six_scouts"))
     assert blockers["agent_2"].startswith("cannot stand at") and "at once" in blockers["agent_2"]
     assert "needs one of 6 other agent(s)" in blockers["agent_1"]  # the cartographer is not a scout
+
+
+def test_oracle_seeds_report_how_often_the_plan_passes():
+    proof = prove_task(find_task("task_01_staff"), oracle_seeds=3)
+    f = _finding(proof, "solvable")
+    assert f.ok and not f.warning and "passes with 3/3 seeds" in f.detail
