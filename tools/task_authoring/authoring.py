@@ -3,7 +3,7 @@
 Writes reference solutions from the real world: instance ids, station tiles and walking distances come
 from ``load_world()``, and the engine's own path search (``pathing.route``) tells how many
 ``move_character`` calls a walk takes and where a harvest or an attack leaves the player. Used by
-``tasks/make_suite.py`` to write tasks 09-40; prove the result with ``agentworld tasks prove --all``.
+``tools/task_authoring/make_suite.py`` to write tasks 09-40; prove the result with ``agentworld tasks prove --all``.
 
 A plan is written per agent as a timeline: ``Plan.do(agent, tool, after=round, **args)`` puts a call on
 the agent's first free round not before ``after`` and returns that round; ``walk``/``harvest``/``attack``
@@ -26,7 +26,7 @@ W = load_world()
 G = W.map
 RULES = W.data.rules
 MOVE = RULES.move_range
-OUT = Path(__file__).resolve().parent / "main"
+OUT = Path(__file__).resolve().parents[2] / "tasks" / "main"
 
 Point = tuple[int, int]
 
@@ -215,7 +215,7 @@ yaml.SafeDumper.add_representer(_Literal, _literal)
 
 
 def write_task(task_id: str, body: dict[str, Any], agents: dict[str, dict], plan: Plan,
-               generator: str = "tasks/make_suite.py") -> Path:
+               generator: str = "tools/task_authoring/make_suite.py") -> Path:
     doc: dict[str, Any] = {"id": task_id}
     doc.update(body)
     ref = plan.last_round()

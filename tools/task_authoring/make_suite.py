@@ -1,9 +1,9 @@
 """Writes tasks 09-40 of the main suite (a developer tool; the harness never imports it).
 
-    /work/venv/bin/python tasks/make_suite.py          # rewrites tasks/main/task_09..40
+    python tools/task_authoring/make_suite.py          # rewrites tasks/main/task_09..40
     agentworld tasks prove --all                        # then prove them
 
-Every id, coordinate and move count comes from the world (see tasks/authoring.py). Each task function
+Every id, coordinate and move count comes from the world (see authoring.py beside it). Each task function
 states its roles, guideline documents, verifier and reference plan; the YAML it writes is what ships.
 """
 
