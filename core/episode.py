@@ -455,7 +455,10 @@ class Episode:
             vr = VerifyResult(verifiable=self.task.verifiable, success=False, psr=0.0, checkpoints=[],
                               message="not verified: the episode stopped with an error")
         self.verification = vr
-        self._emit(EndEvent(reason=reason, rounds=self.round, timestamp=_now()))
+        unreported = {a: calls for a, calls in self.gate.stray.items() if calls}
+        self.gate.stray.clear()
+        self._counts["refused"] += sum(len(calls) for calls in unreported.values())
+        self._emit(EndEvent(reason=reason, rounds=self.round, refused=unreported, timestamp=_now()))
         c = self._counts
         self.result = EpisodeResult(
             episode_id=self.episode_id, task_id=self.task.id, category=self.task.category,

@@ -240,9 +240,9 @@ class SoloAnalysis:
     # -- checks ---------------------------------------------------------------------------------------
     def check_solo(self, agent_id: str, spec: Any) -> str | None:
         """None if this agent alone could meet the check; otherwise why not."""
-        from .verify import Check, _registered
+        from .verify import Check, lookup
 
-        check = _registered().get(spec.check)
+        check = lookup(spec.check)
         if not isinstance(check, Check):
             return None  # a custom check: nothing known, assume one agent could
         p = check.params.model_validate(spec.params)
@@ -304,10 +304,9 @@ def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
     win every fight, if the checks did not name who must hold, craft or receive it. Presence checks
     (``at_location``) and ``all_alive`` are left out. A task where someone can is collaborative only
     because its verifier pins roles or asks for several places at once (reported as a warning)."""
-    from .verify import Check, _registered
+    from .verify import Check, lookup
 
     analysis = SoloAnalysis(task, w)
-    registry = _registered()
     assert task.verifier is not None
     work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive")]
     if not work:
@@ -316,7 +315,7 @@ def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
     for a in task.agent_ids:
         able = True
         for spec in work:
-            check = registry.get(spec.check)
+            check = lookup(spec.check)
             if not isinstance(check, Check):
                 continue
             p = check.params.model_validate(spec.params)
@@ -362,9 +361,9 @@ def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | No
 
 def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
     """(x, y, radius, agents that may fill it) for every at_location check that one agent can fill."""
-    from .verify import Check, _registered
+    from .verify import Check, lookup
 
-    check = _registered().get("at_location")
+    check = lookup("at_location")
     out = []
     assert task.verifier is not None
     for spec in task.verifier.checks:

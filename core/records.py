@@ -89,6 +89,8 @@ class EndEvent(BaseModel):
     type: Literal["end"] = "end"
     reason: EndReason
     rounds: int
+    # out-of-turn calls whose caller had no later turn to report them with (agent id -> refused calls)
+    refused: dict[str, list[RefusedCall]] = Field(default_factory=dict)
     timestamp: str = ""
 
 

@@ -81,6 +81,24 @@ async def test_gate_refuses_second_call_and_other_agents(tmp_path):
     assert team.started and team.closed
 
 
+async def test_stray_call_with_no_later_turn_is_recorded_at_the_end(tmp_path):
+    """A call made out of turn in the last round has no later turn of its caller to be reported with."""
+    task = base_task(rounds=1)
+    last, earlier = task.agent_ids[-1], task.agent_ids[0]
+
+    async def poke_earlier(turn):
+        await turn.port.call("sleep", {"seconds": 1})
+        await turn.port.gate.call(earlier, "sleep", {"seconds": 2})  # as the agent whose turn has passed
+        return None
+
+    ep = Episode(task, ScriptTeam({(1, last): poke_earlier}), out_dir=tmp_path)
+    res = await ep.run()
+    end = read_events(tmp_path / "trajectory.jsonl")[-1]
+    assert end.type == "end" and [r.tool for r in end.refused[earlier]] == ["sleep"]
+    assert end.refused[earlier][0].reason.startswith("it is not your turn")
+    assert res.refused_calls == 1
+
+
 async def test_gate_out_of_turn_and_after_the_end(tmp_path):
     ep = Episode(base_task(rounds=1), ScriptTeam(), out_dir=tmp_path)
     r = await ep.gate.call("agent_1", "sleep", {"seconds": 1})
