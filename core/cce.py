@@ -24,7 +24,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from .records import EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent, parse_event
-from .tools import format_call
+from .tools import CHAT_TOOLS, format_call
 
 CCE_FILE = "cce.json"
 CCE_DIR = "cce"  # one file per judge label, so several judges can be compared on the same run
@@ -130,10 +130,8 @@ def _load_task(folder: Path, task_id: str) -> Any:
     CCE works without it (the judge then sees the id and the verifier message; grounded falls back to the
     checkpoint names), so any failure here is silent by design.
     """
-    try:
-        from . import task as task_module  # written by the episode engineer; optional here
-    except ImportError:
-        return None
+    from . import task as task_module  # lazily: task loading pulls in the world data pack
+
     snapshot = folder / "task.json"
     if snapshot.is_file():
         try:
@@ -286,8 +284,6 @@ def result_preview(text: str, limit: int = 160) -> str:
 
 
 def node_from_turn(turn: TurnEvent) -> ActionNode:
-    from .tools import CHAT_TOOLS
-
     return ActionNode(
         id=action_id(turn.round, turn.agent), step=turn.step, round=turn.round, agent=turn.agent,
         username=turn.username, tool=turn.tool or "", arguments=dict(turn.arguments or {}),
@@ -381,12 +377,10 @@ def build_report(ep: EpisodeData, graph: CausalGraph | None, *, judge: str, mode
                  calls: list[JudgeCall], skipped_rounds: list[int] | None = None,
                  notes: list[str] | None = None) -> CCEReport:
     """Assemble ``cce.json``: marks nodes, computes the metrics (CCE = 0 when the task failed)."""
-    if graph is None:  # a failed task, not judged: every action is non-contributing, no calls
+    judged = graph is not None
+    if graph is None:  # a failed task, not judged: no success action, so every action is non-contributing
         graph = CausalGraph.from_episode(ep)
-        judged = False
-    else:
-        judged = True
-    contributing = graph.contributing() if judged else set()
+    contributing = graph.contributing()
     for node in graph.nodes.values():
         node.success = node.id in graph.success
         node.contributing = node.id in contributing
@@ -422,10 +416,14 @@ def _reason_from_edges(graph: CausalGraph, node_id: str, contributing: set[str])
 # cce.json
 
 
+def file_safe(text: str) -> str:
+    """``text`` usable as a file name: every character but letters, digits and ``-_.`` becomes ``-``."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+
+
 def judge_label(judge: str, model: str = "") -> str:
     """File-safe label of a judge configuration ("grounded", "openai-gpt-4.1")."""
-    raw = f"{judge}-{model}" if model else judge
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in raw)
+    return file_safe(f"{judge}-{model}" if model else judge)
 
 
 def write_report(episode_dir: str | Path, report: CCEReport, label: str | None = None) -> Path:

@@ -42,6 +42,7 @@ from .cce import CausalGraph, EpisodeData, action_id
 from .cce_judges import Asker
 from .cce_prompts import CHAT_SCHEMA, action_facts, items_touched, render
 from .records import TurnEvent
+from .tools import CHAT_TOOLS
 
 LOCATION_TOOLS = frozenset({"harvest_resource", "pickup_resource", "attack_entity", "transfer_items",
                             "craft_item", "enter_portal"})
@@ -182,22 +183,22 @@ class GroundedJudge:
 
     def build_graph(self, ep: EpisodeData, asker: Asker) -> CausalGraph:
         graph = CausalGraph.from_episode(ep)
-        inv = self._effect_edges(ep, graph)
+        world = WorldFacts()
+        inv = self._effect_edges(ep, graph, world)
         self._success(ep, graph, inv)
         if self.chat_judge is not None:
             self._chat_by_judge(ep, graph, asker)
         else:
-            self._chat_by_rule(ep, graph)
+            self._chat_by_rule(ep, graph, world)
         return graph
 
     # -- effects ------------------------------------------------------------------------------------------------
 
-    def _effect_edges(self, ep: EpisodeData, graph: CausalGraph) -> Inventories:
+    def _effect_edges(self, ep: EpisodeData, graph: CausalGraph, world: WorldFacts) -> Inventories:
         inv = Inventories()
         for a in getattr(ep.task, "agents", None) or []:  # starting inventories: lots without a producer
             for stack in getattr(a, "inventory", []) or []:
                 inv.add(a.agent_id, stack.item, stack.count, None)
-        world = WorldFacts()
         usernames = {v: k for k, v in ep.usernames.items()}
         pending_moves: dict[str, list[str]] = defaultdict(list)
         # agent -> slot -> (equip action id, producer of the wielded item, item key)
@@ -314,7 +315,7 @@ class GroundedJudge:
             return
         last = max(t.round for t in ep.turns)
         for turn in ep.turns:
-            if turn.round == last and turn.ok and turn.tool not in ("chat", "send_chat_message"):
+            if turn.round == last and turn.ok and turn.tool not in CHAT_TOOLS:
                 graph.mark_success(action_id(turn.round, turn.agent), "ok action of the final round (no objective known)")
 
     def _final_holders(self, ep: EpisodeData, graph: CausalGraph, inv: Inventories, item: str, agent: str | None,
@@ -399,13 +400,13 @@ class GroundedJudge:
             out[t.round].append(t)
         return out
 
-    def _chat_by_rule(self, ep: EpisodeData, graph: CausalGraph) -> None:
+    def _chat_by_rule(self, ep: EpisodeData, graph: CausalGraph, world: WorldFacts) -> None:
         names = ep.usernames
         by_round = self._by_round(ep)
         # Only chat nodes can join C from here on (chat edges start at messages), and messages are decided
         # last to first, so C grows by exactly the messages linked: no need to recompute ancestors.
         contributing = graph.contributing()
-        places = WorldFacts().places()
+        places = world.places()
         for chat in reversed(self._chats(ep)):  # backwards: a reply decided first can make its trigger count
             mid = action_id(chat.round, chat.agent)
             words = _message_words(chat.effects.chat.message)
@@ -435,12 +436,11 @@ class GroundedJudge:
                 targets = self._chat_targets(ep, by_round, contributing, chat)
                 if not targets:
                     continue
-                mid = action_id(chat.round, chat.agent)
+                nodes = [graph.nodes[action_id(t.round, t.agent)] for t in targets]
                 messages.append({
-                    "id": mid, "round": chat.round, "agent": chat.agent, "message": chat.effects.chat.message,
-                    "recipients": list(chat.effects.chat.recipients),
-                    "targets": [action_facts(t, action_id(t.round, t.agent), graph.nodes[action_id(t.round, t.agent)].action,
-                                             graph.nodes[action_id(t.round, t.agent)].result) for t in targets]})
+                    "id": action_id(chat.round, chat.agent), "round": chat.round, "agent": chat.agent,
+                    "message": chat.effects.chat.message, "recipients": list(chat.effects.chat.recipients),
+                    "targets": [action_facts(t, n.id, n.action, n.result) for t, n in zip(targets, nodes)]})
             if not messages:
                 continue
             data = asker.ask("chat", [rnd], render("chat.j2", task=task, messages=messages), CHAT_SCHEMA,

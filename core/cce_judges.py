@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from .cce import JudgeCall
+from .cce import JudgeCall, file_safe
 
 # ---------------------------------------------------------------------------------------------------------------
 # Protocol and replies
@@ -152,7 +152,7 @@ def prompt_key(judge: str, model: str, messages: list[dict[str, str]], schema: d
 
 
 def judge_file_part(s: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in s)[:80] or "x"
+    return file_safe(s)[:80] or "x"
 
 
 def default_cache_dir() -> Path:
@@ -285,7 +285,9 @@ class OpenAIJudge:
                 error = f"{type(exc).__name__}: {exc}"
                 continue
             if resp.status_code != 200:
-                error = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                # the body is kept for diagnosis, with the key masked in case the server echoes it back
+                body_text = resp.text[:200].replace(key, "***") if key else resp.text[:200]
+                error = f"HTTP {resp.status_code}: {body_text}"
                 if resp.status_code in (429,) or resp.status_code >= 500:
                     continue
                 break  # 4xx other than 429: asking again will not help (bad model name, bad key)

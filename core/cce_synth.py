@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cce import action_id
 from .effects import ChatDelivery, Effects, Harvest, ItemDelta, Move, Transfer, Crafted, Kill
 from .records import Checkpoint, EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent
 from .tools import CHAT_TOOLS
@@ -29,7 +30,7 @@ class EpisodeBuilder:
                                     tool=tool, arguments=args, ok=ok, result=result or ("ok" if ok else "failed"),
                                     error=None if ok else "invalid", effects=effects,
                                     counts_as_action=tool not in CHAT_TOOLS))
-        return f"r{rnd}.{agent}"
+        return action_id(rnd, agent)
 
     def move(self, rnd: int, agent: str, start: tuple[int, int], end: tuple[int, int], ok: bool = True) -> str:
         eff = Effects(move=Move(start=start, end=end if ok else start, path_length=abs(end[0] - start[0]) +

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +53,10 @@ def build_judge(name: str, model: str | None, base_url: str | None, api_key_env:
 
 
 def _cache(run_dir: Path, cache_dir: str | None, no_cache: bool) -> Any:
-    from .cce_judges import JudgeCache
+    from .cce_judges import JudgeCache, default_cache_dir
 
     if no_cache:
         return None
-    import os
-
-    from .cce_judges import default_cache_dir
-
     if cache_dir:
         root = Path(cache_dir)
     elif os.environ.get("AGENTWORLD_JUDGE_CACHE"):  # one cache shared by every run (~/.cache/... style)
@@ -69,10 +66,18 @@ def _cache(run_dir: Path, cache_dir: str | None, no_cache: bool) -> Any:
     return JudgeCache(root)
 
 
-def _console() -> Any:
-    """A rich console; piped output (files, CI logs) gets wide lines instead of 80 squeezed columns."""
-    import os
+def _episode_dirs(run_dir: Path) -> list[Path]:
+    from .cce import EpisodeError, find_episode_dirs
 
+    try:
+        return find_episode_dirs(run_dir)
+    except EpisodeError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _console() -> Any:
+    """A rich console; piped output (files, CI logs) gets wide lines instead of 80 squeezed columns
+    (unlike cli_runs.make_console, an explicit $COLUMNS wins)."""
     from rich.console import Console
 
     console = Console()
@@ -115,16 +120,13 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
     """Write cce.json for every episode under RUN_DIR and print CCE, PAC spread and judge calls."""
     from rich.table import Table
 
-    from .cce import EpisodeError, ScoreOptions, find_episode_dirs, judge_label, score_episode, write_report
+    from .cce import EpisodeError, ScoreOptions, judge_label, score_episode, write_report
 
     judge = build_judge(judge_name, model, base_url, api_key_env, _options(opts))
     cache = _cache(run_dir, cache_dir, no_cache)
     extra = {"rounds_per_call": rounds_per_call, "success_window": success_window, "target_window": target_window}
     label = label or judge_label(judge.name, getattr(judge, "model", ""))
-    try:
-        folders = find_episode_dirs(run_dir)
-    except EpisodeError as exc:
-        raise click.UsageError(str(exc)) from exc
+    folders = _episode_dirs(run_dir)
     console = _console()
     table = Table("episode", "task", "ok", "CCE", "raw", "C/T", "PAC min–max", "calls", "cached",
                   "failed", "tokens", title=f"CCE · judge {label} (C/T: contributing/all actions)")
@@ -170,19 +172,16 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
     from rich.table import Table
 
     from . import plugins
-    from .cce import (CCE_DIR, EpisodeError, find_episode_dirs, read_report, score_episode, stored_labels,
-                      write_report)
+    from .cce import CCE_DIR, EpisodeError, read_report, score_episode, stored_labels, write_report
     from .cce_compare import compare_reports
 
     names = [x for label in labels for x in label.replace(",", " ").split()]
     if len(names) < 2:
         raise click.BadParameter("name at least two judges, e.g. --judges grounded openai-gpt-4.1", param_hint="--judges")
-    try:
-        folders = find_episode_dirs(run_dir)
-    except EpisodeError as exc:
-        raise click.UsageError(str(exc)) from exc
+    folders = _episode_dirs(run_dir)
     cache = _cache(run_dir, cache_dir, False)
     reports: dict[str, dict[str, Any]] = {n: {} for n in names}
+    judges: dict[str, Any] = {}  # built-in judges scored on the fly, built once each
     groups: dict[str, str] = {}
     for folder in folders:
         key = str(folder.relative_to(run_dir)) if folder != run_dir else folder.name
@@ -192,8 +191,12 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
             if path.is_file():
                 reports[name][key] = read_report(path)
             elif name in plugins.judges():
-                judge = build_judge(name, None, None, None, {})
-                report = score_episode(folder, judge, cache=cache)
+                if name not in judges:
+                    judges[name] = build_judge(name, None, None, None, {})
+                try:
+                    report = score_episode(folder, judges[name], cache=cache)
+                except EpisodeError as exc:
+                    raise click.UsageError(str(exc)) from exc
                 write_report(folder, report, name)
                 reports[name][key] = report
             else:

@@ -24,6 +24,7 @@ from rich.text import Text
 from .hookspecs import hookimpl
 from .records import EpisodeResult, StartEvent, TickEvent, TurnEvent
 from .run_spec import RunSpecError, build_spec, load_run_spec
+from .runner import RunDir, needs_retry
 
 EXIT_BUDGET_STOP = 4
 EXIT_EPISODE_ERRORS = 3
@@ -126,7 +127,7 @@ def result_table(r: EpisodeResult, run_dir: Path | None = None) -> Table:
         t.add_row("tokens in/out · cost", f"{r.tokens_in}/{r.tokens_out} · ${r.cost_usd:.4f}")
     t.add_row("wall time", f"{r.wall_s:.2f} s")
     if run_dir is not None:
-        t.add_row("files", str(Path(run_dir) / "episodes" / r.episode_id))
+        t.add_row("files", str(RunDir(run_dir).episode_dir(r.episode_id)))
     return t
 
 
@@ -175,7 +176,7 @@ class ProgressBoard:
         self.done += 1
         self.successes += result.success
         self.psr_sum += result.psr
-        self.errors += result.end_reason == "error" or result.infra_errors > 0
+        self.errors += needs_retry(result)
         self.tokens += result.tokens_in + result.tokens_out
         self.cost += result.cost_usd
         self._refresh()
@@ -209,16 +210,6 @@ class ProgressBoard:
 
         if summary.results:
             print_summary(load_runs([summary.run_dir]), self.console)
-
-
-class QuietObserver:
-    """No live display (``--no-progress`` or a machine-readable summary)."""
-
-    def run_started(self, total: int, already_done: int) -> None: ...
-    def episode_started(self, job: Any) -> None: ...
-    def episode_event(self, job: Any, event: Any) -> None: ...
-    def episode_finished(self, job: Any, result: EpisodeResult) -> None: ...
-    def run_finished(self, summary: Any) -> None: ...
 
 
 # ---------------------------------------------------------------------- `run`
@@ -305,20 +296,15 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle
     """
-    from .runner import RunDir, Runner, make_executor, new_run_id, unique_run_dir
+    from .runner import NullObserver, Runner, make_executor, new_run_id, unique_run_dir
 
     console = make_console(stderr=as_json)
     fields: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
-    if tasks:
-        fields["tasks"] = list(tasks)
-    if categories:
-        fields["categories"] = list(categories)
-    if frameworks:
-        fields["frameworks"] = list(frameworks)
-    if models:
-        fields["models"] = list(models)
-    if variants:
-        fields["variants"] = list(variants)
+    # Repeatable flags: given ones replace the spec's list; absent ones leave it alone.
+    for name, values in (("tasks", tasks), ("categories", categories), ("frameworks", frameworks),
+                         ("models", models), ("variants", variants)):
+        if values:
+            fields[name] = list(values)
     if rate_limits:
         fields["rate_limits"] = _parse_rate_limits(rate_limits)
     if prices:
@@ -353,7 +339,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         raise click.ClickException(_message(e)) from None
 
     if no_progress or as_json:
-        observer: Any = QuietObserver()
+        observer: Any = NullObserver()  # no live display
     elif len(runner.jobs) == 1:
         observer = SingleEpisodeView(console)
     else:
@@ -374,7 +360,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
                                "tokens": summary.tokens, "cost_usd": summary.cost_usd,
                                "stop_reason": summary.stop_reason}))
     else:
-        if isinstance(observer, QuietObserver) and summary.results:
+        if isinstance(observer, NullObserver) and summary.results:
             from .report import load_runs, print_summary
 
             print_summary(load_runs([summary.run_dir]), console)
@@ -394,8 +380,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
 def _check_teams(runner: Any) -> None:
     """Resolve every framework/team factory and parse every model spec of the plan (with its options), and
     check that the API key variable of each model is set: better one clear error than a run of failures."""
-    from .models import ModelSpec
-    from .runner import resolve_team_factory
+    from .runner import parse_model_spec, resolve_team_factory
 
     seen = set()
     for job in runner.jobs:
@@ -405,9 +390,7 @@ def _check_teams(runner: Any) -> None:
         seen.add(key)
         resolve_team_factory(job)
         if job.model and not job.team_factory:
-            options = {k: v for k, v in job.options.items()
-                       if k in ModelSpec.model_fields and k not in ("provider", "model")}
-            ModelSpec.parse(job.model, **options).api_key()
+            parse_model_spec(job.model, job.options).api_key()
 
 
 def _message(e: BaseException) -> str:

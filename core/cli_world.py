@@ -1,4 +1,4 @@
-"""CLI: ``agentworld world stats|render|pin`` and ``agentworld tools`` (registered through the plugin hook)."""
+"""CLI: ``agentworld world stats|render|near|sources|pin`` and ``agentworld tools`` (registered through the plugin hook)."""
 
 from __future__ import annotations
 
@@ -271,14 +271,15 @@ def register_commands(cli: click.Group) -> None:
     @world_group.command("pin")
     @click.option("--data", "data_dir", type=click.Path(file_okay=False, exists=True), help=_DATA_HELP)
     def pin_cmd(data_dir: str | None) -> None:
-        """Regenerate the map and write its tiles hash into map.yaml (after editing the pack on purpose)."""
-        from .world.datapack import DataPackError, pin_tiles_hash
+        """Regenerate the map and write its tiles and placements hashes into map.yaml (after editing the pack on purpose)."""
+        from .world.datapack import DataPackError, load_world_data, pin_tiles_hash
 
         try:
             old, new = pin_tiles_hash(Path(data_dir) if data_dir else None)
+            # the hash just written: re-reading the pack is enough, generating the world again is not needed
+            placements = load_world_data(data_dir).map.layout["placements_sha256"]
         except DataPackError as e:
             raise click.ClickException(str(e)) from None
-        placements = _load(data_dir).stats()["placements_sha256"]
         if old == new:
             click.echo(f"tiles_sha256 unchanged: {new}\nplacements_sha256: {placements}")
         else:

@@ -23,12 +23,19 @@ from typing import Any
 from .records import EpisodeResult
 
 
-def run_job_in_worker(job: Any, out_dir: str) -> str:
-    """Executed on a worker: run one episode in a fresh event loop; the result travels back as JSON."""
-    from .runner import run_episode_job
+def run_job_in_worker(job: Any, out_dir: str, rate: float | None = None) -> str:
+    """Executed on a worker: run one episode in a fresh event loop; the result travels back as JSON.
 
-    result = asyncio.run(run_episode_job(job, Path(out_dir)))
-    return result.model_dump_json()
+    ``rate`` (turns per second of the job's provider, None: unlimited) paces this worker's turns: the
+    runner's limiter lives in another process, so the worker builds its own inside its event loop.
+    """
+    from .runner import RateLimiter, run_episode_job
+
+    async def run() -> Any:
+        limiter = RateLimiter(rate) if rate else None
+        return await run_episode_job(job, Path(out_dir), limiter=limiter)
+
+    return asyncio.run(run()).model_dump_json()
 
 
 class DaskExecutor:
@@ -77,8 +84,9 @@ class DaskExecutor:
     async def run(self, job: Any, out_dir: Path, progress: Any, limiter: Any) -> EpisodeResult:
         if self.client is None:
             raise RuntimeError("DaskExecutor used outside `async with`")
+        rate = 1.0 / limiter.interval if limiter is not None else None
         # A unique key: a retried episode must not be answered from the scheduler's memory of an old one.
-        future = self.client.submit(run_job_in_worker, job, str(out_dir), pure=False,
+        future = self.client.submit(run_job_in_worker, job, str(out_dir), rate, pure=False,
                                     key=f"episode-{job.episode_id}-{uuid.uuid4().hex[:8]}")
         try:
             text = await asyncio.to_thread(future.result)

@@ -210,12 +210,14 @@ class Episode:
     def __init__(self, task: Task, team: Team, *, seed: int = 0, variant: str | Variant = "vanilla",
                  out_dir: str | Path | None = None, framework: str = "", model: str = "",
                  obs_format: str = "text", turn_timeout: float | None = None, progress: Progress | None = None,
-                 world: World | None = None, episode_id: str | None = None):
+                 world: World | None = None, episode_id: str | None = None, played_task: Task | None = None):
+        """``task`` is the task as written; the episode plays ``apply_variant(task, variant, seed)``. A caller
+        that already made that transformed task (to build the team for it) passes it as ``played_task``."""
         if obs_format not in ("text", "json"):
             raise ValueError(f"obs_format must be 'text' or 'json', got {obs_format!r}")
         self.variant = get_variant(variant)
         self.base_task = task
-        self.task = apply_variant(task, self.variant, seed)
+        self.task = played_task if played_task is not None else apply_variant(task, self.variant, seed)
         self.team = team
         self.seed = seed
         self.framework, self.model = framework, model

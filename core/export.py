@@ -10,10 +10,11 @@ that left have no records in later rounds because the episode records turns of a
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .records import AgentStatus, EndEvent, StartEvent, TurnEvent
+from .records import AgentStatus, EndEvent, StartEvent, TurnEvent, parse_event
 from .tools import format_call
 from .trajectory import TRAJECTORY_FILE, read_events
 
@@ -111,15 +112,22 @@ def export_paper(episode_dir: str | Path, out_dir: str | Path, *, subfolder: str
     return path
 
 
+def _task_id(episode_dir: Path) -> str | None:
+    """The task id of an episode from its first trajectory line (the start event), not reading the rest."""
+    with (episode_dir / TRAJECTORY_FILE).open(encoding="utf-8") as fh:
+        first = fh.readline()
+    try:
+        event = parse_event(first)
+    except ValueError:  # pydantic's ValidationError is one; paper_trajectory names the damaged file
+        return None
+    return event.task_id if isinstance(event, StartEvent) else None
+
+
 def export_run(run_dir: str | Path, out_dir: str | Path) -> list[Path]:
     """Export every episode under ``run_dir``; episodes of the same task go to per-episode subfolders."""
     dirs = episode_dirs(run_dir)
     if not dirs:
         raise FileNotFoundError(f"no {TRAJECTORY_FILE} under {run_dir}; give an episode or run folder")
-    ids: dict[str, int] = {}
-    starts = {}
-    for d in dirs:
-        start = next(e for e in read_events(d / TRAJECTORY_FILE) if isinstance(e, StartEvent))
-        starts[d] = start
-        ids[start.task_id] = ids.get(start.task_id, 0) + 1
-    return [export_paper(d, out_dir, subfolder=d.name if ids[starts[d].task_id] > 1 else None) for d in dirs]
+    task_ids = {d: _task_id(d) for d in dirs}
+    per_task = Counter(task_ids.values())
+    return [export_paper(d, out_dir, subfolder=d.name if per_task[task_ids[d]] > 1 else None) for d in dirs]

@@ -19,8 +19,9 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from .cce import CCE_FILE, result_preview
 from .records import EndEvent, StartEvent, TickEvent, TurnEvent
-from .report import RunData, _num, _pct
+from .report import RunData, _num, _pct, _signed
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 AGENT_COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#bfef45",
@@ -92,16 +93,15 @@ def _args_text(args: dict[str, Any] | None) -> str:
 
 
 def _short(text: str, limit: int = RESULT_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return result_preview(text, limit)
 
 
 def viewer_episode(run: RunData, result: Any, with_map: bool = True) -> dict[str, Any] | None:
     """What the viewer needs of one episode (None when its trajectory is missing)."""
-    from .trajectory import read_events
+    from .trajectory import TRAJECTORY_FILE, read_events
 
     folder = run.episode_dir(result.episode_id)
-    traj = folder / "trajectory.jsonl"
+    traj = folder / TRAJECTORY_FILE
     if not traj.is_file():
         return None
     events = read_events(traj)
@@ -145,7 +145,7 @@ def viewer_episode(run: RunData, result: Any, with_map: bool = True) -> dict[str
         "checkpoints": [c.model_dump() for c in result.checkpoints],
         "map": map_image_b64(points) if with_map else None, "cce": None,
     }
-    cce_path = folder / "cce.json"
+    cce_path = folder / CCE_FILE
     if cce_path.is_file():
         out["cce"] = _cce_graph(cce_path, index)
     return out
@@ -266,6 +266,7 @@ def write_html_report(runs: list[RunData], rep: dict[str, Any], path: str | Path
                 episodes.append(ep)
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html", "j2"]))
     env.filters["metric"] = _fmt_metric
+    env.filters["signed"] = _signed
     template = env.get_template("report.html.j2")
     data_json = json.dumps({"episodes": episodes}, separators=(",", ":"), default=str)
     data_json = data_json.replace("</", "<\\/")  # cannot close the <script> element early

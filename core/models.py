@@ -74,22 +74,26 @@ class ModelSpec(BaseModel):
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def parse(cls, text: str, **overrides: Any) -> "ModelSpec":
-        """``ModelSpec.parse("openai:gpt-4.1-mini", temperature=0.2)``; ``None`` overrides are ignored."""
+    def parse(cls, text: "str | ModelSpec", **overrides: Any) -> "ModelSpec":
+        """``ModelSpec.parse("openai:gpt-4.1-mini", temperature=0.2)``; ``None`` overrides are ignored.
+
+        A ``ModelSpec`` may stand for the text: its settings, with the overrides, are validated again."""
         if isinstance(text, ModelSpec):
-            return text.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-        if not isinstance(text, str) or ":" not in text:
+            fields = text.model_dump()
+            text = text.label
+        elif not isinstance(text, str) or ":" not in text:
             raise ModelSpecError(
                 f"model spec {text!r} must be 'provider:model', e.g. 'openai:gpt-4.1-mini', "
                 f"'openai-compatible:qwen2.5-7b' (with --base-url) or 'scripted:oracle'; providers: "
                 f"{', '.join(PROVIDERS)}")
-        provider, model = text.split(":", 1)
-        provider = provider.strip().lower()
-        provider = PROVIDER_ALIASES.get(provider, provider)
-        if provider not in PROVIDERS:
-            raise ModelSpecError(f"model spec {text!r}: unknown provider {provider!r}; use one of "
-                                 f"{', '.join(PROVIDERS)} (local servers: openai-compatible with --base-url)")
-        fields = {"provider": provider, "model": model.strip()}
+        else:
+            provider, model = text.split(":", 1)
+            provider = provider.strip().lower()
+            provider = PROVIDER_ALIASES.get(provider, provider)
+            if provider not in PROVIDERS:
+                raise ModelSpecError(f"model spec {text!r}: unknown provider {provider!r}; use one of "
+                                     f"{', '.join(PROVIDERS)} (local servers: openai-compatible with --base-url)")
+            fields = {"provider": provider, "model": model.strip()}
         fields.update({k: v for k, v in overrides.items() if v is not None})
         unknown = sorted(set(fields) - set(cls.model_fields))
         if unknown:

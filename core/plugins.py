@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 
@@ -151,6 +151,3 @@ def plugin_table() -> list[dict[str, Any]]:
         rows.append({"name": name, "source": _sources.get(name, "manual"), "hooks": hooks,
                      **{k + "s": v for k, v in provided.items() if v}})
     return sorted(rows, key=lambda r: (r["source"] != "builtin", r["name"]))
-
-
-Factory = Callable[..., Any]

@@ -30,12 +30,13 @@ def template(name: str) -> jinja2.Template:
     return _env().get_template(name)
 
 
-def guideline_document(task: "Task", agent: "AgentDef", *, documentation: bool = True, roles: bool = True) -> str:
-    """The agent's guideline: its role's own document, then the task's relevant_game_context."""
-    if not documentation:
-        return ""
+def guideline_document(task: "Task", agent: "AgentDef") -> str:
+    """The agent's guideline: its role's own document, then the task's relevant_game_context.
+
+    Variants that take documents or roles away (no_documentation, no_roles) clear these fields in the task
+    they give the episode, so nothing here depends on the variant."""
     parts = []
-    if roles and agent.guideline.strip():
+    if agent.guideline.strip():
         parts.append(agent.guideline.strip())
     if task.relevant_game_context.strip():
         parts.append(task.relevant_game_context.strip())
@@ -43,14 +44,14 @@ def guideline_document(task: "Task", agent: "AgentDef", *, documentation: bool =
 
 
 def render_system(task: "Task", agent: "AgentDef", rules: "Rules", *, can_chat: bool = True,
-                  shared_plan: str | None = None, documentation: bool = True, roles: bool = True) -> str:
+                  shared_plan: str | None = None) -> str:
     teammates = [a.username for a in task.agents if a.agent_id != agent.agent_id]
     return template("system.j2").render(
         username=agent.username, team_size=len(task.agents), teammates=teammates,
-        role=agent.role if roles else "", task_name=task.name, description=task.description.strip(),
+        role=agent.role, task_name=task.name, description=task.description.strip(),
         objective=task.objectives.primary.strip(), secondary=task.objectives.secondary,
         rules=rules, can_chat=can_chat, max_action_steps=task.max_action_steps, max_rounds=task.rounds,
-        guideline=guideline_document(task, agent, documentation=documentation, roles=roles),
+        guideline=guideline_document(task, agent),
         shared_plan=(shared_plan or "").strip()).strip() + "\n"
 
 

@@ -248,7 +248,8 @@ class SoloAnalysis:
         p = check.params.model_validate(spec.params)
         t = self.task
         me = t.agent(agent_id)
-        pinned = t.resolve_agent(getattr(p, "agent", None) or "") if getattr(p, "agent", None) else None
+        named_agent = getattr(p, "agent", None)
+        pinned = t.resolve_agent(named_agent) if named_agent else None
         if spec.check == "all_alive":
             return None
         if spec.check == "at_location":
@@ -294,19 +295,21 @@ class SoloAnalysis:
         held = {s.item for s in me.inventory + me.equipment}
         if me.skills.get(recipe.skill, 1) < recipe.level:
             return False
-        if recipe.tool and not self._has_tool(agent_id, recipe.tool, held, frozenset({next(iter(recipe.outputs))})):
+        seen = frozenset({next(iter(recipe.outputs))})  # the item being made cannot be an input of itself
+        if recipe.tool and not self._has_tool(agent_id, recipe.tool, held, seen):
             return False
-        return all(self.obtainable(agent_id, i, frozenset({next(iter(recipe.outputs))})) for i in recipe.inputs)
+        return all(self.obtainable(agent_id, i, seen) for i in recipe.inputs)
 
 
-def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
+def work_solo(task: Task, w: WorldIndex | None = None, *, analysis: SoloAnalysis | None = None) -> list[str]:
     """Agents that could do all of the objective's *work* alone: obtain every item the checks ask for and
     win every fight, if the checks did not name who must hold, craft or receive it. Presence checks
     (``at_location``) and ``all_alive`` are left out. A task where someone can is collaborative only
-    because its verifier pins roles or asks for several places at once (reported as a warning)."""
+    because its verifier pins roles or asks for several places at once (reported as a warning).
+    ``analysis`` reuses another call's :class:`SoloAnalysis` (its sandbox fights are cached)."""
     from .verify import Check, lookup
 
-    analysis = SoloAnalysis(task, w)
+    analysis = analysis or SoloAnalysis(task, w)
     assert task.verifier is not None
     work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive")]
     if not work:
@@ -332,9 +335,10 @@ def work_solo(task: Task, w: WorldIndex | None = None) -> list[str]:
     return out
 
 
-def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | None]:
+def solo_blockers(task: Task, w: WorldIndex | None = None, *,
+                  analysis: SoloAnalysis | None = None) -> dict[str, str | None]:
     """For each agent: why it cannot meet the whole verifier alone (None: it could)."""
-    analysis = SoloAnalysis(task, w)
+    analysis = analysis or SoloAnalysis(task, w)
     out: dict[str, str | None] = {}
     assert task.verifier is not None
     places = _presence_targets(task)
@@ -361,6 +365,8 @@ def solo_blockers(task: Task, w: WorldIndex | None = None) -> dict[str, str | No
 
 def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
     """(x, y, radius, agents that may fill it) for every at_location check that one agent can fill."""
+    from agentworld.plugins.verifiers.checks import at_location_target
+
     from .verify import Check, lookup
 
     check = lookup("at_location")
@@ -373,12 +379,7 @@ def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
         named = [task.resolve_agent(r) for r in (p.agents or ([p.agent] if p.agent else task.agent_ids))]
         if p.require != "any" and len(named) > 1:
             continue  # needs several agents anyway (blocked per check)
-        if p.landmark:
-            lm = world_index().landmarks[p.landmark]
-            x, y, r = lm.x, lm.y, p.radius if p.radius is not None else lm.radius
-        else:
-            x, y, r = p.x, p.y, p.radius if p.radius is not None else 3
-        out.append((x, y, r, {n for n in named if n}))
+        out.append((*at_location_target(p), {n for n in named if n}))
     return out
 
 
@@ -448,9 +449,10 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
                                       f"random team passes with seed(s) {passed}" if passed else f"{len(seeds)} seed(s)"))
 
     # collaborative
-    blockers = solo_blockers(task)
+    analysis = SoloAnalysis(task)  # shared: both questions run the same (cached) sandbox fights
+    blockers = solo_blockers(task, analysis=analysis)
     solo = [a for a, why in blockers.items() if why is None]
-    workers = work_solo(task)
+    workers = work_solo(task, analysis=analysis)
     if solo:
         detail = f"{', '.join(task.agent(a).username for a in solo)} could meet every check alone"
     else:

@@ -286,20 +286,17 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- terminal output
+def _num(m: dict[str, Any], digits: int = 1, scale: float = 1.0) -> str:
+    """``mean [lo, hi]`` (NaN, i.e. no episodes or no spread, drops the value or the interval)."""
+    if m["mean"] != m["mean"]:
+        return "-"
+    if m["lo"] != m["lo"]:
+        return f"{scale * m['mean']:.{digits}f}"
+    return f"{scale * m['mean']:.{digits}f} [{scale * m['lo']:.{digits}f}, {scale * m['hi']:.{digits}f}]"
+
+
 def _pct(m: dict[str, Any]) -> str:
-    if m["mean"] != m["mean"]:
-        return "-"
-    if m["lo"] != m["lo"]:
-        return f"{100 * m['mean']:.1f}"
-    return f"{100 * m['mean']:.1f} [{100 * m['lo']:.1f}, {100 * m['hi']:.1f}]"
-
-
-def _num(m: dict[str, Any], digits: int = 1) -> str:
-    if m["mean"] != m["mean"]:
-        return "-"
-    if m["lo"] != m["lo"]:
-        return f"{m['mean']:.{digits}f}"
-    return f"{m['mean']:.{digits}f} [{m['lo']:.{digits}f}, {m['hi']:.{digits}f}]"
+    return _num(m, 1, scale=100)
 
 
 def _signed(m: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -> str:

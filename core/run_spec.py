@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -93,12 +92,7 @@ class RunSpec(BaseModel):
     @classmethod
     def _no_credentials_in_url(cls, v: str | None) -> str | None:
         if v is not None:
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(v)
-            if parts.password or parts.username or re.search(r"(key|token|secret)=", parts.query, re.I):
-                raise ValueError("base_url carries credentials (user:password@ or ?key=); put the key in an "
-                                 "environment variable and name it with api_key_env (runs never store secrets)")
+            _refuse_credentials_in_url(v)
         return v
 
     @field_validator("api_key_env")
@@ -116,6 +110,8 @@ class RunSpec(BaseModel):
             if _SECRET_KEY_NAMES.search(str(key)):
                 raise ValueError(f"{key} looks like a secret; put the key in an environment variable "
                                  f"and name it with api_key_env (secrets are never written to a run)")
+        if isinstance(v.get("base_url"), str):  # e.g. the judge's endpoint: written to the manifest too
+            _refuse_credentials_in_url(v["base_url"])
         return v
 
     @field_validator("prices")
@@ -167,6 +163,15 @@ class RunSpec(BaseModel):
     def public_dict(self) -> dict[str, Any]:
         """The spec as written into manifest.json (it holds no secrets by construction)."""
         return self.model_dump(mode="json")
+
+
+def _refuse_credentials_in_url(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password or parts.username or re.search(r"(key|token|secret)=", parts.query, re.I):
+        raise ValueError("base_url carries credentials (user:password@ or ?key=); put the key in an "
+                         "environment variable and name it with api_key_env (runs never store secrets)")
 
 
 def parse_size_range(text: str) -> tuple[int, int | None]:
@@ -237,27 +242,14 @@ def format_validation_error(e: ValidationError, source: str) -> str:
 
 
 # ---------------------------------------------------------------------- episode ids
-@dataclass(frozen=True)
-class EpisodeKey:
-    """One cell of the grid. Its id is deterministic so that resume matches episodes across processes."""
-
-    task_id: str
-    framework: str
-    model: str
-    variant: str
-    seed: int
-
-    @property
-    def episode_id(self) -> str:
-        return episode_id(self.task_id, self.framework, self.model, self.variant, self.seed)
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "none"
 
 
 def episode_id(task_id: str, framework: str, model: str, variant: str, seed: int) -> str:
-    """A readable, filesystem-safe id; a short hash keeps ids distinct when slugs collide."""
+    """A readable, filesystem-safe id of one grid cell; a short hash keeps ids distinct when slugs collide.
+
+    Deterministic (no clock, no randomness), so that resume matches episodes across processes."""
     raw = f"{task_id}|{framework}|{model}|{variant}|{seed}"
     digest = hashlib.sha256(raw.encode()).hexdigest()[:6]
     model_part = _slug(model)[-40:] if model else "none"

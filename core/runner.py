@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Protocol
@@ -73,11 +74,19 @@ def provider_of(model: str, framework: str) -> str:
     if not model:
         return framework
     try:
-        from .models import ModelSpec  # FRAMEWORKS engineer's module
+        from .models import ModelSpec
 
         return str(ModelSpec.parse(model).provider)
     except Exception:  # noqa: BLE001 - unknown spec syntax: fall back to the prefix
         return model.split(":", 1)[0] if ":" in model else model
+
+
+def parse_model_spec(model: str, options: dict[str, Any]) -> Any:
+    """``model``'s ModelSpec with the job options that are ModelSpec fields (base_url, api_key_env, ...)."""
+    from .models import ModelSpec
+
+    return ModelSpec.parse(model, **{k: v for k, v in options.items()
+                                     if k in ModelSpec.model_fields and k not in ("provider", "model")})
 
 
 def model_settings(model: str, options: dict[str, Any]) -> dict[str, Any] | None:
@@ -85,10 +94,7 @@ def model_settings(model: str, options: dict[str, Any]) -> dict[str, Any] | None
     if not model:
         return None
     try:
-        from .models import ModelSpec
-
-        return ModelSpec.parse(model, **{k: v for k, v in options.items()
-                                         if k in ModelSpec.model_fields and k not in ("provider", "model")}).redacted()
+        return parse_model_spec(model, options).redacted()
     except Exception as e:  # noqa: BLE001 - recorded, the framework reports the real error when it runs
         return {"unparsed": model, "error": str(e)[:200]}
 
@@ -238,8 +244,8 @@ async def run_episode_job(job: EpisodeJob, out_dir: Path, progress: ProgressFn |
 
     task = load_job_task(job)
     factory = resolve_team_factory(job)
-    # The Episode applies the variant itself; the team must see the same (variant-transformed) task,
-    # e.g. single_agent leaves one agent. apply_variant is deterministic in the seed.
+    # The team must see the task the episode plays (the variant may change it: single_agent leaves one
+    # agent), so it is transformed once here and handed to the Episode as played_task.
     played = apply_variant(task, job.variant, job.seed)
     spec = TeamSpec(task=played, model=job.model, seed=job.seed, agent_ids=list(played.agent_ids),
                     options=dict(job.options, variant=job.variant))
@@ -248,7 +254,7 @@ async def run_episode_job(job: EpisodeJob, out_dir: Path, progress: ProgressFn |
         team = _RateLimitedTeam(team, limiter)
     episode = Episode(task, team, seed=job.seed, variant=job.variant, out_dir=out_dir, framework=job.framework,
                       model=job.model, obs_format=job.obs_format, turn_timeout=job.turn_timeout,
-                      progress=progress, episode_id=job.episode_id)
+                      progress=progress, episode_id=job.episode_id, played_task=played)
     result = await episode.run()
     if result.episode_id != job.episode_id:
         # The runner's id is the one resume matches on; keep the episode's own files consistent with it.
@@ -477,9 +483,8 @@ class Runner:
         self._limiters = {p: RateLimiter(r) for p, r in spec.rate_limits.items() if r > 0}
         self._provider_sems = {p: asyncio.Semaphore(n) for p, n in spec.provider_concurrency.items()}
         self._cce = make_cce_scorer(spec)
-        ids = [j.episode_id for j in self.jobs]
-        if len(set(ids)) != len(ids):
-            dup = sorted({i for i in ids if ids.count(i) > 1})
+        dup = sorted(i for i, n in Counter(j.episode_id for j in self.jobs).items() if n > 1)
+        if dup:
             raise RunSpecError(f"the run plans the same episode twice ({dup[:3]}): remove duplicate seeds/variants")
 
     # -- manifest -------------------------------------------------------------
@@ -573,9 +578,9 @@ class Runner:
         self._tokens_done = sum(r.tokens_in + r.tokens_out for r in results)
         self._cost_done = sum(r.cost_usd for r in results)
         self.observer.run_started(len(self.jobs), len(results))
+        jobs_by_id = {j.episode_id: j for j in self.jobs}
         for r in results:
-            job = next(j for j in self.jobs if j.episode_id == r.episode_id)
-            self.observer.episode_finished(job, r)
+            self.observer.episode_finished(jobs_by_id[r.episode_id], r)
         self._check_budget()
         sem = asyncio.Semaphore(self.spec.concurrency)
         ran = 0
@@ -675,7 +680,7 @@ class Runner:
             self.dir.write_manifest(manifest)
         summary = RunSummary(
             run_dir=self.dir.path, planned=len(self.jobs), done=done, ran=ran,
-            successes=sum(r.success for r in ordered), errors=sum(1 for r in ordered if needs_retry(r)),
+            successes=sum(r.success for r in ordered), errors=manifest["counts"]["errors"],
             tokens=sum(r.tokens_in + r.tokens_out for r in ordered), cost_usd=sum(r.cost_usd for r in ordered),
             stop_reason=self._stop_reason, results=ordered)
         self.observer.run_finished(summary)

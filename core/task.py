@@ -315,10 +315,14 @@ def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | 
         raise TaskError(file, [Problem(where, f"not valid YAML: {getattr(exc, 'problem', exc)}",
                                        "fix the YAML syntax (indentation, quotes, colons)")]) from None
     task = parse_task(raw, file, default_id=p.stem)
-    if validate:
-        problems = validate_task(task, world)
-        if problems:
-            raise TaskError(file, problems)
+    return _validated(task, file, world) if validate else task
+
+
+def _validated(task: Task, file: str, world: "LoadedWorld | None" = None) -> Task:
+    """``task`` if it is valid against the world; otherwise a TaskError listing every problem."""
+    problems = validate_task(task, world)
+    if problems:
+        raise TaskError(file, problems)
     return task
 
 
@@ -351,7 +355,7 @@ def find_task(ref: str, *, validate: bool = True) -> Task:
         for f in suite_files(suite):
             t = load_task(f, validate=False)
             if t.id == ref:
-                return load_task(f, validate=validate) if validate else t
+                return _validated(t, str(f)) if validate else t
             ids.append(t.id)
     raise KeyError(f"no task {ref!r}; {did_you_mean(ref, ids, 'task id')} (`agentworld tasks list` shows them all)")
 

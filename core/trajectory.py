@@ -32,8 +32,7 @@ class TrajectoryWriter:
     def write(self, event: AnyEvent) -> None:
         if self._fh is None:
             raise ValueError(f"trajectory writer for {self.path} is closed")
-        # exclude_none keeps lines short; read_events restores the defaults
-        self._fh.write(event.model_dump_json(exclude_defaults=False) + "\n")
+        self._fh.write(event.model_dump_json() + "\n")  # every field, defaults included: a line is a whole event
         self._fh.flush()
         if self._fsync:
             os.fsync(self._fh.fileno())

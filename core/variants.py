@@ -28,7 +28,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .task import AgentDef, CheckSpec, Task, YamlStack, team_skills
+from .task import AgentDef, CheckSpec, Task, YamlStack, did_you_mean, team_skills, world_index
 
 RANDOM_SPAWN_RADIUS = 25
 
@@ -126,8 +126,6 @@ def _no_documentation(task: Task, seed: int, param: str | None) -> Task:
 
 
 def _random_spawn(task: Task, seed: int, param: str | None) -> Task:
-    from .task import world_index
-
     gmap = world_index().loaded.map
     rng = random.Random(f"random_spawn:{task.id}:{seed}")
     cx = round(sum(a.x for a in task.agents) / len(task.agents))
@@ -172,8 +170,6 @@ def get_variant(spec: str | Variant) -> Variant:
         return spec
     name, _, param = spec.partition(":")
     if name not in VARIANTS:
-        from .task import did_you_mean
-
         raise ValueError(f"unknown variant {name!r}; {did_you_mean(name, VARIANTS, 'variant')}")
     base = VARIANTS[name]
     if param and name != "short_horizon":

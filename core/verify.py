@@ -10,6 +10,7 @@ verifier (any callable ``fn(ctx, **python_args)`` returning a Checkpoint, a list
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
 from pydantic import BaseModel
@@ -86,7 +87,9 @@ def _registered() -> dict[str, Any]:
     return {n: r.obj for n, r in plugins.verifiers().items()}
 
 
+@lru_cache(maxsize=1)
 def _builtin() -> dict[str, Check]:
+    """The built-in checks by name (built once: ``verify`` looks checks up every round)."""
     from ..plugins.verifiers.checks import BUILTIN_CHECKS
 
     return {c.name: c for c in BUILTIN_CHECKS}

@@ -24,6 +24,7 @@ helpers. Signatures::
     # raw MCP SDK (the plain openai agent, external scripts)
     async with mcp_session(url, token) as session: ...          # initialized mcp.ClientSession
     await openai_tool_schemas(session) -> list[dict]            # OpenAI function schemas from list_tools
+    openai_function_schema(mcp_tool) -> dict                    # one listed tool's OpenAI function schema
     held = await hold_open(any_async_context_manager)          # held.value; await held.aclose() from any task
     McpToolCaller({agent_id: (url, token)})                     # await caller(agent_id, tool, args) -> ToolResult;
                                                                 #   fits plugins/agents/common.ToolRouter(mcp_call=)
@@ -114,11 +115,16 @@ async def mcp_session(url: str, token: str, *, read_timeout: float = READ_TIMEOU
         yield session
 
 
+def openai_function_schema(tool: types.Tool) -> dict[str, Any]:
+    """One listed MCP tool as an OpenAI function-calling schema (the server lists ``ToolSpec.json_schema()``,
+    so this equals the tool's ``ToolSpec.openai_schema()``)."""
+    return {"type": "function", "function": {"name": tool.name, "description": tool.description or "",
+                                             "parameters": tool.inputSchema}}
+
+
 async def openai_tool_schemas(session: ClientSession) -> list[dict[str, Any]]:
     """The seat's tools as OpenAI function-calling schemas (identical to core.tools.openai_tools())."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                              "parameters": t.inputSchema}}
-            for t in (await session.list_tools()).tools]
+    return [openai_function_schema(t) for t in (await session.list_tools()).tools]
 
 
 class Held:
@@ -298,10 +304,7 @@ async def camel_function_tools(session: ClientSession) -> list[Any]:
 
     out = []
     for t in (await session.list_tools()).tools:
-        call = caller(t.name)
-        schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                   "parameters": t.inputSchema}}
-        out.append(FunctionTool(call, openai_tool_schema=schema))
+        out.append(FunctionTool(caller(t.name), openai_tool_schema=openai_function_schema(t)))
     return out
 
 

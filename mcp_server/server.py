@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse
 
 from ..core.effects import ToolResult
 from ..core.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
-from .seats import Seat, make_seats
+from .seats import Seat, make_seats, new_token
 from .turns import TurnTracker
 
 MCP_PATH = "/mcp"
@@ -212,14 +212,12 @@ class EpisodeMcpServer:
         self.seats: list[Seat] = [s for s in make_seats(episode.task, players or {}) if s.agent_id in playing]
         for s in self.seats:  # every seat holds a token on the server; only external ones are published
             if not s.token:
-                from .seats import new_token
-
                 s.token = new_token()
         self._tokens = {s.token: s.agent_id for s in self.seats}
         self.connected: set[str] = set()
         self._connected_changed = asyncio.Event()
-        names = list(getattr(episode, "tools", None) or TOOL_NAMES)  # the variant may have removed chat
-        self.tools = tool_definitions([n for n in TOOL_NAMES if n in set(names)])
+        offered = set(getattr(episode, "tools", None) or TOOL_NAMES)  # the variant may have removed chat
+        self.tools = tool_definitions([n for n in TOOL_NAMES if n in offered])
         self._uvicorn: uvicorn.Server | None = None
         self._auth: SeatAuth | None = None
         self._task: asyncio.Task | None = None

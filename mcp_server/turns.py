@@ -17,7 +17,6 @@ seat's client; :class:`MixedTeam` routes each agent to its own sub-team (externa
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,27 +60,19 @@ class TurnTracker:
     def _hook_gate(self) -> None:
         gate, tracker = self.gate, self
         open_, close = gate.open, gate.close
-        if inspect.iscoroutinefunction(open_):
-            async def opened(agent_id: str, round: int, *a: Any, **kw: Any) -> Any:
-                out = await open_(agent_id, round, *a, **kw)
-                tracker.on_open(agent_id, round)
-                return out
-        else:
-            def opened(agent_id: str, round: int, *a: Any, **kw: Any) -> Any:  # type: ignore[misc]
-                out = open_(agent_id, round, *a, **kw)
-                tracker.on_open(agent_id, round)
-                return out
-        if inspect.iscoroutinefunction(close):
-            async def closed(*a: Any, **kw: Any) -> Any:
-                tracker.on_close()
-                return await close(*a, **kw)
-        else:
-            def closed(*a: Any, **kw: Any) -> Any:  # type: ignore[misc]
-                tracker.on_close()
-                return close(*a, **kw)
+
+        def opened(agent_id: str, round: int, *a: Any, **kw: Any) -> Any:
+            out = open_(agent_id, round, *a, **kw)
+            tracker.on_open(agent_id, round)
+            return out
+
+        def closed(*a: Any, **kw: Any) -> Any:
+            tracker.on_close()
+            return close(*a, **kw)
+
         gate.open, gate.close = opened, closed
         finish = getattr(gate, "finish", None)
-        if callable(finish) and not inspect.iscoroutinefunction(finish):
+        if callable(finish):
             def finished(*a: Any, **kw: Any) -> Any:
                 out = finish(*a, **kw)
                 tracker.finish("the episode has ended")

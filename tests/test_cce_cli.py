@@ -62,6 +62,14 @@ def test_compare_two_judges(run_dir):
     assert missing.exit_code != 0 and "no stored result for judge 'nobody'" in missing.output
 
 
+def test_compare_names_a_damaged_episode_instead_of_crashing(run_dir):
+    invoke(run_dir, "--judge", "scripted", "-o", "rule=inclusive", "--label", "incl")
+    traj = run_dir / "synthetic_staff" / "seed0" / "trajectory.jsonl"
+    traj.write_text("not json\n" + traj.read_text())
+    result = CliRunner(env={"COLUMNS": "220"}).invoke(cce_group, ["compare", str(run_dir), "--judges", "grounded", "incl"])
+    assert result.exit_code == 2 and "trajectory.jsonl:1" in result.output, result.output
+
+
 def test_graph_svg_is_well_formed_and_highlights_contributing(run_dir, tmp_path):
     ep = run_dir / "synthetic_staff" / "seed0"
     invoke(ep, "--judge", "grounded")

@@ -145,6 +145,17 @@ async def test_short_horizon_overrides_the_round_budget():
         apply_variant(staff(), "short_horizon:soon")
 
 
+def test_episode_plays_a_task_its_caller_already_transformed():
+    # the runner transforms once (to build the team for that task) and hands the result in as played_task;
+    # a second transform would move random spawns again
+    t = find_task("task_08_convoy")
+    played = apply_variant(t, "random_spawn", seed=1)
+    ep = Episode(t, Recorder(), variant="random_spawn", seed=1, played_task=played)
+    assert ep.task is played and ep.base_task is t
+    spawns = lambda ep: [ep.world.player_state(a).x for a in ep.agent_ids]  # noqa: E731
+    assert spawns(ep) == spawns(Episode(t, Recorder(), variant="random_spawn", seed=1)) == [a.x for a in played.agents]
+
+
 def test_random_spawn_is_seeded_walkable_and_near():
     t = find_task("task_08_convoy")
     a = apply_variant(t, "random_spawn", seed=1)

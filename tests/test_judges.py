@@ -118,6 +118,14 @@ def test_always_malformed_is_recorded_after_retries(tmp_path, key):
     assert not any((tmp_path / "c").rglob("*.json"))  # failures are not cached
 
 
+def test_an_error_body_that_echoes_the_key_is_stored_masked(tmp_path, key):
+    folder = staff_episode(tmp_path / "ep")
+    with FakeOpenAI(lambda p: (401, {"error": f"invalid key {SECRET}"})) as server:
+        report = score_episode(folder, make_judge(server))
+    assert "HTTP 401" in report.calls[0].error and "***" in report.calls[0].error
+    assert SECRET not in report.model_dump_json()
+
+
 def test_a_client_error_is_not_retried_and_an_unreachable_server_is_recorded(tmp_path, key):
     folder = staff_episode(tmp_path / "ep")
     with FakeOpenAI(lambda p: (404, {"error": "no such model"})) as server:

@@ -44,6 +44,17 @@ def test_bad_override_values_are_named():
         ModelSpec.parse("openai:gpt-4.1", api_key_env="sk-live-abc123")
 
 
+def test_a_spec_given_for_the_text_is_validated_with_its_overrides():
+    spec = ModelSpec.parse("openai:gpt-4.1", max_tokens=64)
+    again = ModelSpec.parse(spec, temperature=0.5)
+    assert (again.model, again.max_tokens, again.temperature) == ("gpt-4.1", 64, 0.5)
+    assert ModelSpec.parse(spec) == spec
+    with pytest.raises(ModelSpecError, match="temperature"):
+        ModelSpec.parse(spec, temperature=5)
+    with pytest.raises(ModelSpecError, match="NAME of an environment variable"):  # a key never slips in
+        ModelSpec.parse(spec, api_key_env="sk-live-abc123")
+
+
 def test_key_is_read_at_use_and_never_serialised(monkeypatch):
     monkeypatch.setenv("MY_KEY", "s3cr3t-value")
     spec = ModelSpec.parse("openai:gpt-4.1-mini", api_key_env="MY_KEY")

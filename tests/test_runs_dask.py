@@ -53,3 +53,40 @@ def test_dask_executor_same_results_and_resume(tmp_path: Path):
     assert strip_timing(dask / "results.jsonl") == strip_timing(local / "results.jsonl")
     sessions = json.loads((dask / "manifest.json").read_text())["sessions"]
     assert [s["ran"] for s in sessions] == [4, 2]
+
+
+def test_dask_workers_pace_turns_with_the_providers_rate_limit(tmp_path: Path, monkeypatch):
+    """The runner's limiter cannot cross processes: the worker rebuilds one from the rate (none without)."""
+    import asyncio
+
+    from agentworld.core import runner as runner_mod
+    from agentworld.core.distributed import DaskExecutor
+    from agentworld.core.runner import EpisodeJob, RateLimiter, error_result
+
+    seen: list = []
+
+    async def fake_episode(job, out_dir, progress=None, limiter=None):
+        seen.append(limiter)
+        return error_result(job, RuntimeError("not run"), 0.0)
+
+    class InlineFuture:  # runs the submitted function when its result is awaited, as a worker would
+        def __init__(self, fn, args):
+            self.fn, self.args = fn, args
+
+        def result(self):
+            return self.fn(*self.args)
+
+    class InlineClient:
+        def submit(self, fn, *args, **kwargs):
+            return InlineFuture(fn, args)
+
+    monkeypatch.setattr(runner_mod, "run_episode_job", fake_episode)
+    executor = DaskExecutor()
+    executor.client = InlineClient()
+    job = EpisodeJob(episode_id="e1", task_id="t", task_path=None, category=None, n_agents=1,
+                     framework="oracle", model="", variant="vanilla", seed=0)
+    result = asyncio.run(executor.run(job, tmp_path, None, RateLimiter(5.0)))
+    asyncio.run(executor.run(job, tmp_path, None, None))
+    assert result.episode_id == "e1"
+    assert isinstance(seen[0], RateLimiter) and seen[0].interval == pytest.approx(0.2)
+    assert seen[1] is None

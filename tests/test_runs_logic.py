@@ -248,6 +248,9 @@ def test_spec_file_errors_name_field_and_fix(tmp_path: Path):
     p.write_text("tasks: [a]\nbase_url: https://me:hunter2@llm.example/v1\n")
     with pytest.raises(RunSpecError, match="base_url carries credentials"):
         load_run_spec(p)
+    p.write_text("tasks: [a]\ncce_judge: openai\ncce_options: {base_url: 'https://llm.example/v1?api_key=hunter2'}\n")
+    with pytest.raises(RunSpecError, match="cce_options: base_url carries credentials"):
+        load_run_spec(p)
     p.write_text("tasks: [a]\napi_key_env: sk-abcdefghijklmnopqrstuvwxyz\n")
     with pytest.raises(RunSpecError, match="NAME of an environment variable"):
         load_run_spec(p)

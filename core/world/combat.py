@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..effects import Effects, HpChange, ItemDelta, Kill, ToolResult
 from . import stats
-from .engine_state import CELL, MobState, Player
-from .engine_state import manhattan as _dist
+from .engine_state import MobState, Player
+from .models import ItemStats
 
 
 class CombatMixin:
@@ -30,9 +30,9 @@ class CombatMixin:
         while exchanges < r.max_fight_exchanges:
             exchanges += 1
             mhp = self._max_hp(p)
-            if p.hp < r.auto_eat_below * mhp and self._best_food(p) is not None:
-                slot_i = self._best_food(p)
-                res = self._eat(p, slot_i, self.items[p.inv.slots[slot_i][0]])
+            food_i = self._best_food(p) if p.hp < r.auto_eat_below * mhp else None
+            if food_i is not None:
+                res = self._eat(p, food_i, self.items[p.inv.slots[food_i][0]])
                 eff.lost.extend(res.effects.lost)
                 eff.hp.extend(res.effects.hp)
             elif r.retreat_below > 0 and p.hp < r.retreat_below * mhp:
@@ -103,9 +103,9 @@ class CombatMixin:
         got: dict[str, int] = {}
         dropped: dict[str, int] = {}
         for d in mob.type.drops:
-            if d.chance < 1.0 and self.rng.random() >= d.chance:
+            n = self._roll(d)
+            if n is None:
                 continue
-            n = self.rng.randint(d.min, max(d.min, d.max))
             added = p.inv.add(d.item, n)
             if added:
                 got[d.item] = got.get(d.item, 0) + added
@@ -138,13 +138,8 @@ class CombatMixin:
         return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {where}."
 
     def _aggressors(self, p: Player) -> list[MobState]:
-        ma = self.max_aggro
-        found = []
-        for cy in range((p.y - ma) // CELL, (p.y + ma) // CELL + 1):
-            for cx in range((p.x - ma) // CELL, (p.x + ma) // CELL + 1):
-                for ex, ey, kind, ref in self._cells.get((cx, cy), ()):
-                    if kind == "mob" and ref.respawn_at is None and 0 < ref.type.aggro_range >= _dist(ex, ey, p.x, p.y):
-                        found.append(ref)
+        found = [ref for d, kind, ref in self._static_near(p.x, p.y, self.max_aggro)
+                 if kind == "mob" and ref.respawn_at is None and 0 < ref.type.aggro_range >= d]
         found.sort(key=lambda m: m.id)
         return found
 
@@ -166,14 +161,12 @@ class CombatMixin:
             p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you and missed.")
 
     def _bonus(self, p: Player) -> dict[str, int]:
-        b = {"accuracy": 0, "strength": 0, "defense": 0, "magic": 0, "archery": 0}
-        for slot, (key, _) in p.equipment.items():
+        """Equipment bonus per combat stat (the fields of ``ItemStats``), summed over what is worn."""
+        b = dict.fromkeys(ItemStats.model_fields, 0)
+        for key, _ in p.equipment.values():
             st = self.items[key].stats
-            b["accuracy"] += st.accuracy
-            b["strength"] += st.strength
-            b["defense"] += st.defense
-            b["magic"] += st.magic
-            b["archery"] += st.archery
+            for stat in b:
+                b[stat] += getattr(st, stat)
         return b
 
     def _ammo_source(self, p: Player) -> str | None:

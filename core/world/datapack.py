@@ -9,6 +9,7 @@ with lookups and a spatial index. It is cached per process: treat the result as 
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections import defaultdict
 from pathlib import Path
@@ -20,13 +21,14 @@ from pydantic import ValidationError
 from .gamemap import GameMap
 from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, StationPlacement, generate,
                        placements_sha256)
-from .models import (ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData)
+from .models import ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData
+from .stats import XpTable
 from ..yamlio import load_yaml
 
 __all__ = [
     "DATA_DIR", "REQUIRED_ITEMS", "DataPackError", "LoadedWorld", "MobPlacement", "NodePlacement",
     "StationPlacement", "PortalEnd", "load_world", "load_world_data", "check_pack", "obtainable_items",
-    "pin_tiles_hash",
+    "pin_tiles_hash", "portal_ends", "recipes_by_output",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -37,7 +39,6 @@ REQUIRED_ITEMS = ("logs", "stick", "staff", "bead", "axe", "pickaxe", "fishing_r
                   "copper_ore", "tin_ore", "bronze_bar", "iron_ore", "iron_bar", "coal", "raw_trout",
                   "cooked_trout", "apple", "bread")
 BUCKET = 16  # spatial index cell size in tiles
-
 
 
 class DataPackError(ValueError):
@@ -244,6 +245,29 @@ def check_pack(data: WorldData) -> list[str]:
     return p
 
 
+def recipes_by_output(recipes: Iterable[RecipeDef]) -> dict[tuple[str, str], list[RecipeDef]]:
+    """(skill, output item) -> the recipes making it: the recipe keyed by the item first, then file order.
+
+    Shared by ``LoadedWorld.recipes_for`` and the engine's craft_item, so both agree on the main recipe."""
+    index: dict[tuple[str, str], list[RecipeDef]] = defaultdict(list)
+    for r in recipes:
+        for out in r.outputs:
+            index[(r.skill, out)].append(r)
+    for (_, out), rs in index.items():
+        rs.sort(key=lambda r: r.key != out)  # stable: file order otherwise
+    return dict(index)
+
+
+def portal_ends(portals: Iterable[Portal]) -> list["PortalEnd"]:
+    """Every usable portal tile, in file order: the entrance, then (two-way portals) the return side."""
+    out = []
+    for pt in portals:
+        out.append(PortalEnd(pt.key, pt.x, pt.y, pt.to_x, pt.to_y, pt))
+        if pt.two_way:
+            out.append(PortalEnd(pt.key, pt.to_x, pt.to_y, pt.x, pt.y, pt, returning=True))
+    return out
+
+
 # -- the loaded world ----------------------------------------------------------------------------------
 class LoadedWorld:
     """A data pack with its generated map and placements. Read-only: the engine keeps live state itself."""
@@ -258,11 +282,9 @@ class LoadedWorld:
         self.pack_dir = pack_dir
         self.version = data.version
         self._items = {i.key: i for i in data.items}
-        self._recipes: dict[tuple[str, str], list[RecipeDef]] = defaultdict(list)
+        self._recipes = recipes_by_output(data.recipes)
         self._recipe_by_key = {r.key: r for r in data.recipes}
-        for r in data.recipes:
-            for out in r.outputs:
-                self._recipes[(r.skill, out)].append(r)
+        self.xp_table = XpTable(data.xp_curve)
         self._node_types = {n.key: n for n in data.node_types}
         self._mob_types = {m.key: m for m in data.mob_types}
         self._landmarks = {lm.key: lm for lm in data.landmarks}
@@ -281,7 +303,9 @@ class LoadedWorld:
         try:
             return table[key]
         except KeyError:
-            raise KeyError(f"unknown {what} {key!r}; see docs/world.md or `agentworld world stats`") from None
+            close = difflib.get_close_matches(str(key), list(table), n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise KeyError(f"unknown {what} {key!r}; {hint}see docs/world.md or `agentworld world stats`") from None
 
     def item(self, key: str) -> ItemDef:
         return self._get(self._items, key, "item")
@@ -290,7 +314,8 @@ class LoadedWorld:
         return key in self._items
 
     def recipes_for(self, skill: str, item_key: str) -> list[RecipeDef]:
-        """Every recipe of ``skill`` producing ``item_key`` (several ways to make some items), in file order."""
+        """Every recipe of ``skill`` producing ``item_key`` (several ways to make some items): the recipe
+        keyed ``item_key`` first, then file order (the order in which the engine's craft_item tries them)."""
         skill = skill.lower()
         found = list(self._recipes.get((skill, item_key), []))
         r = self._recipe_by_key.get(item_key)
@@ -325,12 +350,7 @@ class LoadedWorld:
     # places ------------------------------------------------------------------------------------------
     def portal_ends(self) -> list["PortalEnd"]:
         """Every usable portal tile: the entrance, and for two-way portals the return at the destination."""
-        out = []
-        for pt in self.data.portals:
-            out.append(PortalEnd(pt.key, pt.x, pt.y, pt.to_x, pt.to_y, pt))
-            if pt.two_way:
-                out.append(PortalEnd(pt.key, pt.to_x, pt.to_y, pt.x, pt.y, pt, returning=True))
-        return out
+        return portal_ends(self.data.portals)
 
     def landmark_at(self, x: int, y: int) -> Landmark | None:
         """The landmark whose radius covers (x, y) (the closest if several)."""
@@ -373,21 +393,10 @@ class LoadedWorld:
     # xp ----------------------------------------------------------------------------------------------
     def xp_for_level(self, level: int) -> int:
         """Total xp needed to reach ``level`` (level 1 = 0)."""
-        c = self.data.xp_curve
-        level = max(1, min(level, c.max_level))
-        return 0 if level <= 1 else round(c.base * (level - 1) ** c.exponent)
+        return self.xp_table.xp_for(level)
 
     def level_for_xp(self, xp: int) -> int:
-        c = self.data.xp_curve
-        if xp <= 0:
-            return 1
-        level = int(1 + (xp / c.base) ** (1 / c.exponent))  # estimate, then correct for rounding
-        level = max(1, min(level, c.max_level))
-        while level < c.max_level and self.xp_for_level(level + 1) <= xp:
-            level += 1
-        while level > 1 and self.xp_for_level(level) > xp:
-            level -= 1
-        return level
+        return self.xp_table.level_for(xp)
 
     # summary -----------------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -407,12 +416,13 @@ class LoadedWorld:
 class PortalEnd:
     """One usable end of a portal: standing within rules.portal_range of (x, y) and entering takes you to (to_x, to_y)."""
 
-    __slots__ = ("key", "x", "y", "to_x", "to_y", "portal", "returning")
+    __slots__ = ("key", "x", "y", "to_x", "to_y", "portal", "returning", "id")
 
     def __init__(self, key: str, x: int, y: int, to_x: int, to_y: int, portal: Portal, returning: bool = False):
         self.key, self.x, self.y, self.to_x, self.to_y = key, x, y, to_x, to_y
         self.portal = portal
         self.returning = returning
+        self.id = f"{key}:back" if returning else key  # the engine's target id (observations, effects)
 
     @property
     def name(self) -> str:
@@ -422,11 +432,16 @@ class PortalEnd:
         return f"PortalEnd({self.key!r}, ({self.x}, {self.y}) -> ({self.to_x}, {self.to_y}))"
 
 
-def _build(data: WorldData, pack: Path, check_hash: bool) -> LoadedWorld:
+def _generate(data: WorldData) -> Generated:
+    """``generate(data)``, its errors reported as data pack errors."""
     try:
-        gen = generate(data)
+        return generate(data)
     except GenerationError as e:
         raise DataPackError([str(e)]) from None
+
+
+def _build(data: WorldData, pack: Path, check_hash: bool) -> LoadedWorld:
+    gen = _generate(data)
     got = gen.map.tiles_sha256()
     pinned = data.map.tiles_sha256
     if check_hash and pinned is not None and got != pinned:
@@ -458,18 +473,16 @@ def load_world(path: str | Path | None = None, *, check_hash: bool = True) -> Lo
     return _load_cached(str(pack), check_hash)
 
 
-
 def pin_tiles_hash(path: str | Path | None = None) -> tuple[str | None, str]:
     """Regenerate the pack's map and write its hashes into map.yaml (``map.tiles_sha256`` and
-    ``map.layout.placements_sha256``), for content authors. Returns (old, new) tiles hashes. Bumping ``map.version`` when the hash changes is the author's job: tasks written
-    against the old tiles may point at other places now.
+    ``map.layout.placements_sha256``), for content authors. Returns (old, new) tiles hashes.
+
+    Bumping ``map.version`` when the hash changes is the author's job: tasks written against the old tiles
+    may point at other places now.
     """
     pack = Path(path) if path is not None else DATA_DIR
     data = load_world_data(pack)
-    try:
-        gen = generate(data)
-    except GenerationError as e:
-        raise DataPackError([str(e)]) from None
+    gen = _generate(data)
     new, new_p = gen.map.tiles_sha256(), gen.placements_sha256()
     map_file = pack / "map.yaml"
     lines = map_file.read_text(encoding="utf-8").splitlines(keepends=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import random
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,15 +22,13 @@ from ..observation import ChatMessage, InvItem
 from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
 from .combat import CombatMixin
-from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, PortalEnd
+from .datapack import LoadedWorld, PortalEnd, load_world, portal_ends, recipes_by_output
+from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player
 from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
-from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules
+from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .datapack import LoadedWorld
 
 REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
 
@@ -38,9 +36,7 @@ REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None):
         if loaded is None:
-            from .datapack import load_world  # lazy: loading the real world takes a moment
-
-            loaded = load_world()
+            loaded = load_world()  # the built-in world (cached per process)
         self.loaded = loaded
         self.data = loaded.data
         self.map = loaded.map
@@ -54,15 +50,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.items: dict[str, ItemDef] = {i.key: i for i in self.data.items}
         self.biome_names = {b.key: b.name for b in self.data.biomes}
         self.recipes: dict[str, RecipeDef] = {r.key: r for r in self.data.recipes}
-        # (skill, output item) -> recipes making it: the recipe keyed by the item first, then file order
-        # (the same order as LoadedWorld.recipes_for); craft_item uses the first one the agent can make
-        self.recipes_by_output: dict[tuple[str, str], list[RecipeDef]] = {}
-        for r in self.data.recipes:
-            for out in r.outputs:
-                self.recipes_by_output.setdefault((r.skill, out), []).append(r)
-        for (skill, out), rs in self.recipes_by_output.items():
-            keyed = [r for r in rs if r.key == out]
-            rs[:] = keyed + [r for r in rs if r.key != out]
+        # (skill, output item) -> recipes making it, main recipe first (as LoadedWorld.recipes_for):
+        # craft_item uses the first one the agent can make
+        self.recipes_by_output = recipes_by_output(self.data.recipes)
         node_types = {n.key: n for n in self.data.node_types}
         mob_types = {m.key: m for m in self.data.mob_types}
 
@@ -75,11 +65,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             mt = mob_types[m.type]
             self.mobs[m.id] = MobState(m.id, mt, m.x, m.y, hp=mt.hp)
         self.stations = list(loaded.stations)
-        self.portal_ends: list[PortalEnd] = []
-        for p in self.data.portals:
-            self.portal_ends.append(PortalEnd(p.key, p, p.x, p.y, p.to_x, p.to_y))
-            if p.two_way:
-                self.portal_ends.append(PortalEnd(f"{p.key}:back", p, p.to_x, p.to_y, p.x, p.y))
+        self.portal_ends: list[PortalEnd] = portal_ends(self.data.portals)
         self.max_aggro = max((m.type.aggro_range for m in self.mobs.values()), default=0)
 
         # static spatial buckets: (cell x, cell y) -> [(x, y, kind, ref)] (nodes, mobs, portals, stations, npcs)
@@ -153,9 +139,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.by_username[p.username] = p.agent_id
 
     def remove_player(self, agent_id: str, reason: str) -> None:
-        p = self.players.get(agent_id)
-        if p is None:
-            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        p = self._player(agent_id)
         p.active = False
         p.left_reason = reason
 
@@ -211,7 +195,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         if global_:
-            recipients = [q for q in self._others(p)]
+            recipients = list(self._others(p))
             scope = "global"
         else:
             r = self.rules.chat_radius
@@ -374,9 +358,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             node.left -= 1
             gathers += 1
             for k, y in enumerate(nt.yields):
-                if y.chance < 1.0 and self.rng.random() >= y.chance:
+                n = self._roll(y)
+                if n is None:
                     continue
-                n = self.rng.randint(y.min, max(y.min, y.max))
                 if k == 0 and bonus_chance and self.rng.random() < bonus_chance:
                     n += 1  # a better tool gathers more per call
                 added = p.inv.add(y.item, n)
@@ -587,9 +571,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     # reading
     # =============================================================================================
     def player_state(self, agent_id: str) -> PlayerState:
-        p = self.players.get(agent_id)
-        if p is None:
-            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        p = self._player(agent_id)
         return PlayerState(
             agent_id=p.agent_id, username=p.username, x=p.x, y=p.y, hp=p.hp, max_hp=self._max_hp(p),
             alive=p.alive, active=p.active, skills=dict(p.levels), xp=dict(p.xp),
@@ -668,6 +650,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     # =============================================================================================
     # helpers
     # =============================================================================================
+    def _player(self, agent_id: str) -> Player:
+        """The player for the harness's reading calls (KeyError naming the known ids if there is none)."""
+        p = self.players.get(agent_id)
+        if p is None:
+            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        return p
+
     def _actor(self, agent_id: str) -> Player | ToolResult:
         p = self.players.get(agent_id)
         if p is None:
@@ -722,9 +711,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return ToolResult.fail("invalid", f"{target} is a mob: use attack_entity(targetInstance='{target}').")
         if wanted != "ground_item" and target in self.ground:
             return ToolResult.fail("invalid", f"{target} is an item on the ground: use pickup_resource(targetInstance='{target}').")
-        obs_kind = {"resource": "resource", "mob": "mob", "ground_item": "ground_item"}[wanted]
         example = {"resource": "oak_tree#12", "mob": "goblin#3", "ground_item": "ground#4"}[wanted]
-        near = [e.id for e in self._nearby_of_kind(p, obs_kind)][:5]
+        near = [e.id for e in self._nearby_of_kind(p, wanted)][:5]
         seen = f" Nearby now: {', '.join(near)}." if near else f" Nothing of that kind is within {self.rules.view_radius} tiles."
         return ToolResult.fail("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
                                                  f"from the Nearby list of your observation (for example '{example}').{seen}")
@@ -734,13 +722,19 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if kind == "ground_item":
             items = [g for g in self.ground.values() if _dist(p.x, p.y, g.x, g.y) <= vr]
             return sorted(items, key=lambda g: (_dist(p.x, p.y, g.x, g.y), g.id))
-        out = []
-        for cy in range((p.y - vr) // CELL, (p.y + vr) // CELL + 1):
-            for cx in range((p.x - vr) // CELL, (p.x + vr) // CELL + 1):
-                for ex, ey, k, ref in self._cells.get((cx, cy), ()):
-                    if k == kind and _dist(p.x, p.y, ex, ey) <= vr:
-                        out.append(ref)
+        out = [ref for d, k, ref in self._static_near(p.x, p.y, vr) if k == kind]
         return sorted(out, key=lambda r: (_dist(p.x, p.y, r.x, r.y), r.id))
+
+    def _static_near(self, x: int, y: int, radius: int):
+        """(distance, kind, ref) of every bucketed entity (node, mob, portal end, station, NPC) within
+        Manhattan ``radius`` of (x, y), in bucket order (callers sort)."""
+        cells = self._cells
+        for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
+            for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
+                for ex, ey, kind, ref in cells.get((cx, cy), ()):
+                    d = abs(ex - x) + abs(ey - y)
+                    if d <= radius:
+                        yield d, kind, ref
 
     def _stackable(self, item: str) -> bool:
         d = self.items.get(item)
@@ -751,6 +745,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
 
     def _respawn(self, rounds: int) -> int:
         return max(1, round(rounds * self.rules.respawn_scale))
+
+    def _roll(self, y: Yield) -> int | None:
+        """How many items one gather or kill gives of a node yield or mob drop; None when its chance fails."""
+        if y.chance < 1.0 and self.rng.random() >= y.chance:
+            return None
+        return self.rng.randint(y.min, max(y.min, y.max))
 
     def _gain_xp(self, p: Player, skill: str, amount: int, eff: Effects) -> None:
         if amount <= 0:

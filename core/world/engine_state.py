@@ -1,4 +1,6 @@
-"""Mutable state records of the embedded engine (players, resource nodes, mobs, ground items)."""
+"""Mutable state records of the embedded engine (players, resource nodes, mobs, ground items).
+
+Portal ends are static: ``datapack.PortalEnd``."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..observation import ChatMessage
 from .inventory import Inventory
-from .models import MobTypeDef, NodeTypeDef, Portal
+from .models import MobTypeDef, NodeTypeDef
 
 CELL = 16  # side of the spatial buckets used to find entities near a tile
 MAX_CHAT_SHOWN = 30  # chat messages kept per mailbox between two observations (older ones are dropped)
@@ -71,15 +73,3 @@ class GroundItem:
     count: int
     x: int
     y: int
-
-
-@dataclass(frozen=True)
-class PortalEnd:
-    """One usable side of a portal: the portal itself, or the return side of a two-way portal."""
-
-    id: str  # portal key, or "<key>:back" for the return side
-    portal: Portal
-    x: int
-    y: int
-    to_x: int
-    to_y: int

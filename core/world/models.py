@@ -6,25 +6,19 @@ places and rules is declared here and validated on load; the engine holds no con
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SKILLS: tuple[str, ...] = (
-    "lumberjacking", "mining", "fishing", "foraging",
-    "crafting", "smithing", "smelting", "fletching", "cooking",
-    "accuracy", "strength", "defense", "health", "magic", "archery",
-)
-GATHERING_SKILLS = ("lumberjacking", "mining", "fishing", "foraging")
-PRODUCTION_SKILLS = ("crafting", "smithing", "smelting", "fletching", "cooking")
-COMBAT_SKILLS = ("accuracy", "strength", "defense", "health", "magic", "archery")
-
-Skill = Literal[
-    "lumberjacking", "mining", "fishing", "foraging",
-    "crafting", "smithing", "smelting", "fletching", "cooking",
-    "accuracy", "strength", "defense", "health", "magic", "archery",
-]
+# the skill lists are written once, as the Literal types the schema validates against
+GatheringSkill = Literal["lumberjacking", "mining", "fishing", "foraging"]
 ProductionSkill = Literal["crafting", "smithing", "smelting", "fletching", "cooking"]
+CombatSkill = Literal["accuracy", "strength", "defense", "health", "magic", "archery"]
+Skill = Literal[GatheringSkill, ProductionSkill, CombatSkill]
+GATHERING_SKILLS: tuple[str, ...] = get_args(GatheringSkill)
+PRODUCTION_SKILLS: tuple[str, ...] = get_args(ProductionSkill)
+COMBAT_SKILLS: tuple[str, ...] = get_args(CombatSkill)
+SKILLS: tuple[str, ...] = GATHERING_SKILLS + PRODUCTION_SKILLS + COMBAT_SKILLS
 EquipSlot = Literal["weapon", "shield", "head", "body", "legs", "boots", "gloves", "ring", "amulet", "ammo"]
 ItemKind = Literal["tool", "weapon", "armour", "material", "food", "potion", "ammo", "gem", "quest", "misc"]
 ToolType = Literal["axe", "pickaxe", "fishing_rod", "sickle", "hammer", "knife", "needle", "tinderbox"]
@@ -82,7 +76,7 @@ class NodeTypeDef(_Strict):
     key: str
     name: str
     kind: Literal["tree", "rock", "fishing_spot", "plant"]
-    skill: Literal["lumberjacking", "mining", "fishing", "foraging"]
+    skill: GatheringSkill
     level: int = 1
     tool: ToolType | None = None  # None: bare hands (foraging)
     yields: list[Yield]
@@ -93,11 +87,8 @@ class NodeTypeDef(_Strict):
     density: float = 0.0  # nodes per 10,000 walkable tiles of those biomes
 
 
-class Drop(_Strict):
-    item: str
-    min: int = 1
-    max: int = 1
-    chance: float = 1.0
+class Drop(Yield):
+    """What a killed mob leaves: the same fields as a node's ``Yield``."""
 
 
 class MobTypeDef(_Strict):

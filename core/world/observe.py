@@ -13,7 +13,7 @@ from typing import Any
 
 from ..observation import Entity, InvItem, Observation
 from . import stats
-from .engine_state import CELL, MAX_CHAT_SHOWN
+from .engine_state import MAX_CHAT_SHOWN
 from .engine_state import manhattan as _dist
 
 
@@ -27,20 +27,13 @@ class ObservationMixin:
         return self._observation(agent_id, consume=False)
 
     def _observation(self, agent_id: str, consume: bool) -> Observation:
-        p = self.players.get(agent_id)
-        if p is None:
-            raise KeyError(f"unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}")
+        p = self._player(agent_id)
         r = self.rules
         vr = r.view_radius
         cands: list[tuple[int, str, str, Any]] = []
-        x0, x1, y0, y1 = (p.x - vr) // CELL, (p.x + vr) // CELL, (p.y - vr) // CELL, (p.y + vr) // CELL
-        cells = self._cells
-        for cy in range(y0, y1 + 1):
-            for cx in range(x0, x1 + 1):
-                for ex, ey, kind, ref in cells.get((cx, cy), ()):
-                    d = abs(ex - p.x) + abs(ey - p.y)
-                    if d <= vr:
-                        cands.append((d, ref.key if kind == "npc" else (f"{ref.kind}@{ex},{ey}" if kind == "station" else ref.id), kind, ref))
+        for d, kind, ref in self._static_near(p.x, p.y, vr):
+            eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station" else ref.id)
+            cands.append((d, eid, kind, ref))
         for q in self.players.values():
             if q is not p and q.active and q.alive:
                 d = abs(q.x - p.x) + abs(q.y - p.y)

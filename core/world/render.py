@@ -176,8 +176,8 @@ def _dashed(draw, a, b, fill, width, dash):
     (x0, y0), (x1, y1) = a, b
     length = max(1.0, ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5)
     steps = int(length // dash)
-    for i in range(0, steps, 2):
-        t0, t1 = i / steps if steps else 0, min(1, (i + 1) / steps) if steps else 1
+    for i in range(0, steps, 2):  # no dashes when the line is shorter than one dash
+        t0, t1 = i / steps, min(1, (i + 1) / steps)
         draw.line([(x0 + (x1 - x0) * t0, y0 + (y1 - y0) * t0), (x0 + (x1 - x0) * t1, y0 + (y1 - y0) * t1)],
                   fill=fill, width=width)
 

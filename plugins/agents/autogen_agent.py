@@ -15,7 +15,13 @@ from typing import Any
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     message_chars, result_text, tool_bindings, turn_messages)
+                     result_text, split_turns, tool_bindings, turn_messages)
+
+
+def _tool_names(group: list[Any]) -> list[str]:
+    """The FunctionCalls in the assistant messages of one turn of an AutoGen history."""
+    return [c.name for m in group if isinstance(getattr(m, "content", None), list)
+            for c in m.content if hasattr(c, "name") and hasattr(c, "arguments")]
 
 
 def _autogen_classes():
@@ -63,19 +69,8 @@ def _autogen_classes():
             return head + list(self._messages)
 
         def fold(self, budget: HistoryBudget, incoming_chars: int) -> int:
-            groups: list[list[Any]] = []
-            for m in self._messages:
-                if isinstance(m, UserMessage) or not groups:
-                    groups.append([m])
-                else:
-                    groups[-1].append(m)
-            k = budget.plan([sum(message_chars(m) for m in g) for g in groups] + [incoming_chars])
-            folded = 0
-            for g in groups[:k]:
-                names = [c.name for m in g if isinstance(getattr(m, "content", None), list)
-                         for c in m.content if hasattr(c, "name") and hasattr(c, "arguments")]
-                budget.fold(len(g), names)
-                folded += len(g)
+            groups = split_turns(self._messages, lambda m: isinstance(m, UserMessage))
+            folded = sum(len(g) for g in budget.fold_oldest(groups, _tool_names, incoming_chars))
             del self._messages[:folded]
             self.summary = budget.summary()
             return folded
@@ -198,7 +193,7 @@ class AutoGenTeam(FrameworkTeam):
         if self.model.is_scripted:
             from .fakes import scripted_autogen_client
 
-            return scripted_autogen_client(lambda: self.scripted_policy().decide(self.current_turn()))
+            return scripted_autogen_client(self.scripted_decide)
         from autogen_core.models import ModelFamily, ModelInfo
         from autogen_ext.models.openai import OpenAIChatCompletionClient
 

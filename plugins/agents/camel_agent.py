@@ -15,11 +15,29 @@ from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     close_openai_client, result_text, tool_bindings, turn_messages)
+from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter,
+                     approx_message_tokens, approx_tokens, call_model, close_openai_client, result_text,
+                     tool_bindings, turn_messages)
 
 # Effectively unbounded for CAMEL's own context creator: our budget is the one that trims.
 CAMEL_TOKEN_LIMIT = 10_000_000
+
+
+def char_token_counter():
+    """A CAMEL token counter that needs no tokenizer files (CAMEL's default downloads tiktoken's at step time)."""
+    from camel.utils import BaseTokenCounter
+
+    class CharTokenCounter(BaseTokenCounter):
+        def count_tokens_from_messages(self, messages) -> int:
+            return approx_message_tokens(messages)
+
+        def encode(self, text: str) -> list[int]:
+            return [0] * approx_tokens(text)
+
+        def decode(self, token_ids: list[int]) -> str:
+            return ""
+
+    return CharTokenCounter()
 
 
 def camel_tool(binding: ToolBinding) -> Any:
@@ -61,7 +79,7 @@ async def mcp_function_tools(client: Any, router: ToolRouter) -> list[Any]:
     so the call never reaches the turn gate, which in process would record it as bad_args and use the
     turn. Ours keep all 13, put each call through the router, and give the model the gate's outcome
     (``structuredContent``) as the in-process tools write it."""
-    from ...mcp_server.clients import to_tool_result
+    from ...mcp_server.clients import openai_function_schema, to_tool_result
 
     async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
         return to_tool_result(await client.call_tool(tool, args))
@@ -74,9 +92,7 @@ async def mcp_function_tools(client: Any, router: ToolRouter) -> list[Any]:
 
     tools = []
     for t in (await client.list_mcp_tools()).tools:
-        schema = {"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                   "parameters": t.inputSchema}}
-        tools.append(gate_function_tool(t.name, t.description or "", schema, runner(t.name)))
+        tools.append(gate_function_tool(t.name, t.description or "", openai_function_schema(t), runner(t.name)))
     return tools
 
 
@@ -89,8 +105,6 @@ def _validate(resp: Any) -> None:
 def metered_backend(inner: Any, team: "CamelTeam", agent_id: str) -> Any:
     """A CAMEL ``BaseModelBackend`` that delegates to ``inner`` with metering, retries and the history summary."""
     from camel.models import BaseModelBackend
-
-    from .fakes import char_token_counter
 
     counter = char_token_counter()
 
@@ -144,11 +158,9 @@ class CamelTeam(FrameworkTeam):
         if self.model.is_scripted:
             from .fakes import scripted_camel_backend
 
-            return scripted_camel_backend(lambda: self.scripted_policy().decide(self.current_turn()))
+            return scripted_camel_backend(self.scripted_decide)
         from camel.models import ModelFactory
         from camel.types import ModelPlatformType
-
-        from .fakes import char_token_counter
 
         config: dict[str, Any] = {"tool_choice": "required", "parallel_tool_calls": False, **self.model.sampling()}
         platform = ModelPlatformType.OPENAI if self.model.provider == "openai" else ModelPlatformType.OPENAI_COMPATIBLE_MODEL

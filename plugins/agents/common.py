@@ -37,14 +37,31 @@ from ...core.tools import TOOLS, ToolSpec
 
 log = logging.getLogger("agentworld.frameworks")
 T = TypeVar("T")
+M = TypeVar("M")  # a message of any framework's type
 
 
 # ---------------------------------------------------------------------- accounting
 
 
-def approx_tokens(text: str) -> int:
+def chars_to_tokens(chars: int) -> int:
     """A tokenizer-free estimate (4 characters a token) for models that report no usage (scripted ones)."""
-    return math.ceil(len(text) / 4) if text else 0
+    return math.ceil(chars / 4)
+
+
+def approx_tokens(text: str) -> int:
+    """:func:`chars_to_tokens` of a text."""
+    return chars_to_tokens(len(text))
+
+
+def decode_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as the model wrote them: JSON text decoded (blank text is ``{}``); text that is
+    not JSON, and anything already decoded, is kept as it is (the gate then explains what is wrong)."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            pass
+    return arguments
 
 
 @dataclass
@@ -57,7 +74,6 @@ class TurnMeter:
     model_calls: int = 0  # attempts, failed ones included
     tool_s: float = 0.0  # time inside tool calls (the harness: gate, world, recording)
     raw_calls: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # failed model attempts, in order
     trimmed: int = 0  # history messages folded into the summary this turn
 
     def usage(self, tokens_in: int | None, tokens_out: int | None) -> None:
@@ -66,12 +82,7 @@ class TurnMeter:
 
     def emitted(self, name: str, arguments: Any) -> None:
         """Record a call as the model emitted it (JSON-string arguments decoded when they are valid JSON)."""
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
-                pass
-        self.raw_calls.append({"name": name, "arguments": arguments})
+        self.raw_calls.append({"name": name, "arguments": decode_arguments(arguments)})
 
     def outcome(self, *, thinking: str = "", infra_error: str | None = None) -> TurnOutcome:
         return TurnOutcome(thinking=thinking, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
@@ -151,7 +162,6 @@ async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter
             meter.model_latency_s += time.perf_counter() - started
             meter.model_calls += 1
             what = describe_error(exc)
-            meter.errors.append(what)
             if not is_retryable(exc):
                 raise ModelServiceError(f"model service error (not retried): {what}") from exc
             if attempt == attempts:
@@ -228,11 +238,7 @@ class ToolRouter:
         """Make one tool call: through ``via`` (a framework's MCP client) when given, else the turn's port."""
         if self.turn is None:
             return ToolResult.fail("refused", f"{self.agent_id}: no turn is open")
-        if isinstance(arguments, str):  # some models hand the arguments over as a JSON string
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
-                pass
+        arguments = decode_arguments(arguments)  # some models hand the arguments over as a JSON string
         remote = via
         if remote is None and self._mcp_call is not None:
             async def remote(n: str, a: dict[str, Any]) -> ToolResult:
@@ -336,6 +342,17 @@ class HistoryBudget:
         self.messages_folded += n_messages
         self.tools_used.update(tool_names)
 
+    def fold_oldest(self, groups: Sequence[Sequence[M]], tool_names: Callable[[Sequence[M]], Iterable[str]],
+                    incoming_chars: int | None = None) -> Sequence[Sequence[M]]:
+        """Fold the oldest groups (see :func:`split_turns`) until the rest fits, together with this turn's
+        prompt of ``incoming_chars`` when it is not in ``groups`` yet; returns the folded groups, which the
+        caller removes from the framework's memory."""
+        sizes = [sum(message_chars(m) for m in g) for g in groups]
+        k = self.plan(sizes if incoming_chars is None else [*sizes, incoming_chars])
+        for g in groups[:k]:
+            self.fold(len(g), tool_names(g))
+        return groups[:k]
+
     def summary(self) -> str | None:
         if not self.turns_folded:
             return None
@@ -345,18 +362,22 @@ class HistoryBudget:
                 f"latest observation.]")
 
 
-def openai_groups(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """Split OpenAI-format messages into a head (system messages) and per-turn groups (each starts at a user message)."""
-    head: list[dict[str, Any]] = []
-    groups: list[list[dict[str, Any]]] = []
+def split_turns(messages: Iterable[M], starts_turn: Callable[[M], bool]) -> list[list[M]]:
+    """Group a history into turns, each starting at a message for which ``starts_turn`` holds (this turn's
+    user prompt); messages before the first such one form a group of their own."""
+    groups: list[list[M]] = []
     for m in messages:
-        if m.get("role") in ("system", "developer") and not groups:
-            head.append(m)
-        elif m.get("role") == "user" or not groups:
+        if starts_turn(m) or not groups:
             groups.append([m])
         else:
             groups[-1].append(m)
-    return head, groups
+    return groups
+
+
+def openai_groups(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """Split OpenAI-format messages into a head (system messages) and per-turn groups (each starts at a user message)."""
+    n_head = next((i for i, m in enumerate(messages) if m.get("role") not in ("system", "developer")), len(messages))
+    return list(messages[:n_head]), split_turns(messages[n_head:], lambda m: m.get("role") == "user")
 
 
 def message_chars(m: Any) -> int:
@@ -378,6 +399,11 @@ def message_chars(m: Any) -> int:
     return n + sum(len(json.dumps(c, default=str)) for c in calls)
 
 
+def approx_message_tokens(messages: Iterable[Any]) -> int:
+    """The estimated size in tokens of the messages a framework sent (any framework's message type)."""
+    return chars_to_tokens(sum(message_chars(m) for m in messages))
+
+
 def openai_tool_names(group: Sequence[dict[str, Any]]) -> list[str]:
     return [c.get("function", {}).get("name", "?") for m in group for c in (m.get("tool_calls") or [])]
 
@@ -385,12 +411,7 @@ def openai_tool_names(group: Sequence[dict[str, Any]]) -> list[str]:
 def trim_openai_history(history: list[dict[str, Any]], budget: HistoryBudget, incoming_chars: int = 0) -> int:
     """Fold the oldest turns of an OpenAI-format history (no system message) in place; returns messages folded."""
     _, groups = openai_groups(history)
-    sizes = [sum(message_chars(m) for m in g) for g in groups] + [incoming_chars]
-    k = budget.plan(sizes)
-    folded = 0
-    for g in groups[:k]:
-        budget.fold(len(g), openai_tool_names(g))
-        folded += len(g)
+    folded = sum(len(g) for g in budget.fold_oldest(groups, openai_tool_names, incoming_chars))
     del history[:folded]
     return folded
 
@@ -445,6 +466,10 @@ class FrameworkTeam(Team):
         if self._policy_turn is None:
             raise RuntimeError("scripted model called outside a turn")
         return self._policy_turn
+
+    def scripted_decide(self) -> Any:
+        """The ``decide()`` each fake model (``fakes.py``) is given: the policy's call for the current turn."""
+        return self.scripted_policy().decide(self.current_turn())
 
     # --- lifecycle
     async def start(self, episode: Any) -> None:

@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any, Callable, Sequence
 
-from .common import approx_tokens, message_chars
+from .common import approx_message_tokens, approx_tokens, chars_to_tokens, message_chars
 
 Decision = tuple[str, dict[str, Any]] | None
 Decide = Callable[[], Decision]
@@ -50,11 +50,11 @@ def chat_completion_payload(decision: Decision | list[tuple[str, dict[str, Any]]
                 {"id": _call_id(), "type": "function", "function": {"name": name, "arguments": arguments}})
             out_chars += len(name) + len(arguments)
         finish = "tool_calls"
-    prompt_tokens, completion_tokens = approx_tokens("x" * prompt_chars), approx_tokens("x" * out_chars)
+    tokens_in, tokens_out = chars_to_tokens(prompt_chars), chars_to_tokens(out_chars)
     return {"id": f"chatcmpl-{_call_id()}", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "finish_reason": finish, "message": message, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+            "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                      "total_tokens": tokens_in + tokens_out}}
 
 
 def request_chars(body: dict[str, Any]) -> int:
@@ -98,7 +98,7 @@ def scripted_autogen_client(decide: Decide):
                          cancellation_token=None) -> CreateResult:
             self.create_calls += 1
             decision = decide()
-            prompt = approx_tokens("x" * sum(message_chars(m) for m in messages))
+            prompt = approx_message_tokens(messages)
             if decision is None:
                 content: Any = NO_ACTION_TEXT
                 finish, out = "stop", approx_tokens(NO_ACTION_TEXT)
@@ -125,7 +125,7 @@ def scripted_autogen_client(decide: Decide):
             return self._total
 
         def count_tokens(self, messages, *, tools=()) -> int:
-            return approx_tokens("x" * sum(message_chars(m) for m in messages))
+            return approx_message_tokens(messages)
 
         def remaining_tokens(self, messages, *, tools=()) -> int:
             return 1_000_000 - self.count_tokens(messages)
@@ -165,7 +165,7 @@ def scripted_langchain_model(decide: Decide):
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
             decision = self.decide_fn()
-            prompt = approx_tokens("x" * sum(message_chars(m) for m in messages))
+            prompt = approx_message_tokens(messages)
             if decision is None:
                 msg = AIMessage(content=NO_ACTION_TEXT)
                 out = approx_tokens(NO_ACTION_TEXT)
@@ -185,27 +185,12 @@ def scripted_langchain_model(decide: Decide):
 # ---------------------------------------------------------------------- CAMEL
 
 
-def char_token_counter():
-    """A CAMEL token counter that needs no tokenizer files (CAMEL's default downloads tiktoken's at step time)."""
-    from camel.utils import BaseTokenCounter
-
-    class CharTokenCounter(BaseTokenCounter):
-        def count_tokens_from_messages(self, messages) -> int:
-            return approx_tokens("x" * sum(message_chars(m) for m in messages))
-
-        def encode(self, text: str) -> list[int]:
-            return [0] * approx_tokens(text)
-
-        def decode(self, token_ids: list[int]) -> str:
-            return ""
-
-    return CharTokenCounter()
-
-
 def scripted_camel_backend(decide: Decide):
     """A CAMEL ``BaseModelBackend`` answering each request with the policy's call for the current turn."""
     from camel.models import BaseModelBackend
     from camel.types import ChatCompletion, ModelType
+
+    from .camel_agent import char_token_counter
 
     counter = char_token_counter()
 

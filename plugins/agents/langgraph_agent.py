@@ -15,7 +15,7 @@ from typing import Any
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     close_openai_client, message_chars, result_text, tool_bindings, turn_messages)
+                     close_openai_client, result_text, split_turns, tool_bindings, turn_messages)
 
 
 def langchain_tool(binding: ToolBinding) -> Any:
@@ -73,6 +73,10 @@ async def plain_text_results(request: Any, execute: Any) -> Any:
     return msg
 
 
+def _tool_names(group: list[Any]) -> list[str]:  # the tool calls of the AIMessages of a turn
+    return [c["name"] for m in group for c in (getattr(m, "tool_calls", None) or [])]
+
+
 def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBudget, team: "LangGraphTeam",
                 agent_id: str, bind_kwargs: dict[str, Any], tool_wrapper: Any = None) -> Any:
     """``agent → tools → END``: one model call and at most one tool node run per ``ainvoke``."""
@@ -92,21 +96,14 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
     async def agent(state: dict[str, Any]) -> dict[str, Any]:
         meter = team.routers[agent_id].meter
         history = list(state["messages"])
-        # Fold the oldest turns (a turn starts at a HumanMessage) until the history fits the budget.
-        groups: list[list[Any]] = []
-        for m in history:
-            if isinstance(m, HumanMessage) or not groups:
-                groups.append([m])
-            else:
-                groups[-1].append(m)
-        k = budget.plan([sum(message_chars(m) for m in g) for g in groups])
+        # Fold the oldest turns (a turn starts at a HumanMessage; this turn's is in the state already)
+        # until the history fits the budget.
+        groups = split_turns(history, lambda m: isinstance(m, HumanMessage))
         before = budget.snapshot()
-        removed: list[Any] = []
-        for g in groups[:k]:
-            budget.fold(len(g), [c["name"] for m in g for c in (getattr(m, "tool_calls", None) or [])])
-            removed.extend(RemoveMessage(id=m.id) for m in g)
+        folded = budget.fold_oldest(groups, _tool_names)
+        removed = [RemoveMessage(id=m.id) for g in folded for m in g]
         meter.trimmed += len(removed)
-        kept = [m for g in groups[k:] for m in g]
+        kept = [m for g in groups[len(folded):] for m in g]
         summary = budget.summary()
         prompt = [SystemMessage(system)] + ([HumanMessage(summary)] if summary else []) + kept
         try:
@@ -148,7 +145,7 @@ class LangGraphTeam(FrameworkTeam):
         if self.model.is_scripted:
             from .fakes import scripted_langchain_model
 
-            return scripted_langchain_model(lambda: self.scripted_policy().decide(self.current_turn())), {}
+            return scripted_langchain_model(self.scripted_decide), {}
         import httpx
         from langchain_openai import ChatOpenAI
 

@@ -8,14 +8,13 @@ from its seat's MCP SDK ``ClientSession`` (``list_tools`` gives the schemas, ``c
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     result_text, tool_bindings, trim_openai_history, turn_messages)
+                     decode_arguments, result_text, tool_bindings, trim_openai_history, turn_messages)
 
 
 @dataclass
@@ -42,17 +41,6 @@ def validate_completion(resp: Any) -> None:
             raise MalformedResponse("tool call without a function name")
 
 
-def parse_arguments(raw: str | None) -> Any:
-    """Tool-call arguments as the model wrote them: a dict when it is JSON, else the raw text (the gate
-    then answers with a bad-arguments message the model can act on)."""
-    if not raw:
-        return {}
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
 class OpenAITeam(FrameworkTeam):
     framework = "openai"
 
@@ -72,7 +60,7 @@ class OpenAITeam(FrameworkTeam):
             if self.model.is_scripted:
                 from .fakes import scripted_openai_client
 
-                self._client = scripted_openai_client(lambda: self.scripted_policy().decide(self.current_turn()))
+                self._client = scripted_openai_client(self.scripted_decide)
             else:
                 from openai import AsyncOpenAI
 
@@ -149,7 +137,7 @@ class OpenAITeam(FrameworkTeam):
         # Every emitted call goes to the gate: the first runs, any further one is refused there, and the
         # model reads each answer as that call's result (so the history stays a valid conversation).
         for c in calls:
-            args = parse_arguments(c.function.arguments)
+            args = decode_arguments(c.function.arguments or "")
             meter.emitted(c.function.name, args)
             text = await self.call_tool(agent, router, c.function.name, args)
             agent.history.append({"role": "tool", "tool_call_id": c.id, "content": text})

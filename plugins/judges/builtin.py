@@ -49,7 +49,8 @@ def make_scripted(model: str | None = None, rule: str | None = None, labels: str
 
     labels: a JSON file ``{"success": [ids], "contributing": [ids], "chat_links": {message id: [ids]}}``.
     """
-    options.pop("base_url", None), options.pop("api_key_env", None)
+    for unused in ("base_url", "api_key_env"):  # endpoint options mean nothing to a scripted judge
+        options.pop(unused, None)
     if options:
         raise JudgeConfigError(f"unknown scripted judge option(s) {', '.join(sorted(options))}; known: rule, labels")
     if labels:

@@ -127,7 +127,8 @@ class AtLocationParams(_Params):
         return self
 
 
-def _target(ctx: VerifyContext, p: AtLocationParams) -> tuple[int, int, int]:
+def at_location_target(p: AtLocationParams) -> tuple[int, int, int]:
+    """(x, y, radius) of an at_location check: the landmark's place and radius, or x, y and radius 3."""
     if p.landmark:
         from agentworld.core.task import world_index
 
@@ -138,7 +139,7 @@ def _target(ctx: VerifyContext, p: AtLocationParams) -> tuple[int, int, int]:
 
 
 def _at_location(ctx: VerifyContext, p: AtLocationParams) -> tuple[float, float]:
-    x, y, r = _target(ctx, p)
+    x, y, r = at_location_target(p)
     agents = ctx.agents(p.agent, p.agents)
     inside = sum(1 for a in agents if abs(ctx.state(a).x - x) + abs(ctx.state(a).y - y) <= r)
     return inside, (len(agents) if p.require == "all" else 1)
