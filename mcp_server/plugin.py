@@ -28,24 +28,27 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     from ..core.episode import Episode
     from ..core.protocol import TeamSpec
     from ..core.task import find_task
+    from ..core.variants import apply_variant
     from .seats import SeatsFile, parse_seat_options, write_seats_file
     from .server import EpisodeMcpServer
     from .turns import ExternalSeatsTeam, MixedTeam
 
     players = parse_seat_options(seat_options)
     task = find_task(task_ref) if isinstance(task_ref, (str, Path)) else task_ref
-    unknown = sorted(set(players) - set(task.agent_ids))
+    # seats and in-process teams follow the task as the variant makes it (single_agent seats one agent)
+    played = apply_variant(task, variant, seed)
+    unknown = sorted(set(players) - set(played.agent_ids))
     if unknown:
-        raise ValueError(f"--seat names unknown agent(s) {', '.join(unknown)}; task {task.id} has agents: "
-                         f"{', '.join(task.agent_ids)}")
+        raise ValueError(f"--seat names unknown agent(s) {', '.join(unknown)}; task {task.id} under variant "
+                         f"{variant} has agents: {', '.join(played.agent_ids)}")
     # one sub-team per in-process framework, playing the agents seated with it; the rest are external
     by_framework: dict[str, list[str]] = {}
-    for agent_id in task.agent_ids:
+    for agent_id in played.agent_ids:
         player = players.setdefault(agent_id, "external")
         if player != "external":
             by_framework.setdefault(player, []).append(agent_id)
     routes: dict[str, Any] = {}
-    external_ids = [a for a in task.agent_ids if players[a] == "external"]
+    external_ids = [a for a in played.agent_ids if players[a] == "external"]
     external = ExternalSeatsTeam(turn_timeout=turn_timeout, agent_ids=external_ids)
     for agent_id in external_ids:
         routes[agent_id] = external
@@ -55,14 +58,14 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
         except KeyError as exc:
             raise click.BadParameter(str(exc.args[0]), param_hint="--seat") from None
         # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
-        team = factory(TeamSpec(task=task, model=model or "scripted:oracle", seed=seed, agent_ids=agent_ids,
+        team = factory(TeamSpec(task=played, model=model or "scripted:oracle", seed=seed, agent_ids=agent_ids,
                                 options={"tools": "inproc"}))
         for agent_id in agent_ids:
             routes[agent_id] = team
     team = MixedTeam(routes)
     out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
     episode = Episode(task, team, seed=seed, variant=variant, out_dir=out, framework="mcp",
-                      model=model or "external", turn_timeout=turn_timeout, world=world)
+                      model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played)
     server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout).start()
     team.bind(server.tracker)
     try:

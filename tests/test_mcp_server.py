@@ -262,6 +262,20 @@ async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp
     assert (tmp_path / "ep" / "result.json").exists() and (tmp_path / "ep" / "trajectory.jsonl").exists()
 
 
+async def test_serve_seats_the_agents_of_the_variant(tmp_path):
+    """Under single_agent only agent_1 plays: no other seat is offered or waited for, and the in-process team
+    is built for the task as the variant makes it."""
+    from agentworld.mcp_server.plugin import serve_episode
+
+    announced = []
+    result = await serve_episode(relay_task(), seat_options=("agent_1=idle",), variant="single_agent",
+                                 turn_timeout=5, connect_timeout=1, out_dir=str(tmp_path / "ep"),
+                                 world=EmbeddedWorld(fixture_world(), seed=0),
+                                 announce=lambda server, path: announced.append([s.agent_id for s in server.seats]))
+    assert announced == [["agent_1"]]
+    assert result.n_agents == 1 and result.variant == "single_agent" and result.infra_errors == 0
+
+
 async def test_serve_names_a_bad_seat_option(tmp_path):
     from agentworld.mcp_server.plugin import serve_episode
 
