@@ -378,8 +378,9 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
 
 
 def _check_teams(runner: Any) -> None:
-    """Resolve every framework/team factory and parse every model spec of the plan (with its options), and
-    check that the API key variable of each model is set: better one clear error than a run of failures."""
+    """Resolve every framework/team factory, check that its packages are installed, parse every model spec of
+    the plan (with its options), and check that the API key variable of each model is set: better one clear
+    error than a run of failures."""
     from .runner import parse_model_spec, resolve_team_factory
 
     seen = set()
@@ -388,7 +389,10 @@ def _check_teams(runner: Any) -> None:
         if key in seen:
             continue
         seen.add(key)
-        resolve_team_factory(job)
+        factory = resolve_team_factory(job)
+        check_installed = getattr(factory, "check_installed", None)  # framework plugins whose packages are extras
+        if check_installed is not None:
+            check_installed()
         if job.model and not job.team_factory:
             parse_model_spec(job.model, job.options).api_key()
 

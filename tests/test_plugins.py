@@ -152,3 +152,27 @@ print(json.dumps({"calls": calls, "thinking": outcome.thinking, "source": plugin
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data["calls"] == [["harvest_resource", {"targetInstance": "oak_tree#1"}]]
     assert data["source"] == "entrypoint:agentworld-nearest-team" and data["thinking"].startswith("nearest:")
+
+
+def test_a_framework_whose_packages_are_missing_is_refused_before_the_run(monkeypatch, tmp_path):
+    """Framework packages are extras: without them `run` stops at once naming the extra, instead of
+    recording a whole episode of infrastructure errors."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from agentworld.core import cli as cli_mod
+    from agentworld.plugins.agents import autogen_agent
+    from agentworld.plugins.agents.common import FrameworkNotInstalled
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "autogen_agentchat" else real_find_spec(name, *a))
+    with pytest.raises(FrameworkNotInstalled, match=r"pip install 'agentworld\[autogen\]'"):
+        autogen_agent.make_team(None)
+    cli_mod._load_commands()
+    out = CliRunner().invoke(cli_mod.cli, ["run", "--task", "task_01_staff", "--framework", "autogen",
+                                           "--model", "scripted:oracle", "--out", str(tmp_path / "run")])
+    assert out.exit_code != 0
+    assert "needs autogen_agentchat, which is not installed" in out.output
+    assert not (tmp_path / "run" / "episodes").exists()

@@ -537,3 +537,22 @@ class FrameworkTeam(Team):
 
     async def step(self, agent: Any, turn: Turn, router: ToolRouter) -> str:
         raise NotImplementedError
+
+
+# ---------------------------------------------------------------------- framework packages
+
+class FrameworkNotInstalled(ImportError):
+    """A framework plugin's own packages are missing: the message names the extra that installs them."""
+
+
+def require_installed(framework: str, modules: Sequence[str], extra: str) -> None:
+    """Fail at once, before any episode runs, when the framework's packages are not installed (they are
+    optional extras); otherwise every turn would fail as an infrastructure error."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise FrameworkNotInstalled(
+            f"framework {framework!r} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed: "
+            f"pip install 'agentworld[{extra}]' (or 'agentworld[all]')")
