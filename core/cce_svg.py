@@ -42,7 +42,7 @@ def render_svg(report: CCEReport) -> str:
                f'<marker id="arr-{k}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
                f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{c}"/></marker>'
                for k, c in EDGE_COLOURS.items()) + '</defs>',
-           f'<rect width="100%" height="100%" fill="white"/>']
+           '<rect width="100%" height="100%" fill="white"/>']
     pac = report.pac_spread()
     title = (f"{report.task_id} · judge {report.judge}{' (' + report.model + ')' if report.model else ''} · "
              f"CCE {report.cce:.3f}{'' if report.task_success else ' (task failed)'}")

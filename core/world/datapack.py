@@ -112,7 +112,7 @@ def load_world_data(path: str | Path | None = None) -> WorldData:
     pack = Path(path) if path is not None else DATA_DIR
     raw, origin = _read_pack(pack)
     if "version" not in raw:
-        raise DataPackError([f"world.yaml: `version` is missing; add e.g. version: \"1.0\""])
+        raise DataPackError(["world.yaml: `version` is missing; add e.g. version: \"1.0\""])
     try:
         data = WorldData.model_validate(raw)
     except ValidationError as e:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, require_installed, MalformedResponse, ToolBinding, ToolRouter, call_model,
+from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      result_text, split_turns, tool_bindings, turn_messages)
 
 
@@ -247,16 +247,7 @@ class AutoGenTeam(FrameworkTeam):
         await agent._model_client.close()
 
 
-def check_installed() -> None:
-    require_installed("autogen", ('autogen_agentchat', 'autogen_ext'), extra="autogen")
-
-
-def make_team(spec: TeamSpec) -> AutoGenTeam:
-    check_installed()
-    return AutoGenTeam(spec)
-
-
-make_team.check_installed = check_installed  # type: ignore[attr-defined]  # the CLI checks before a run
+make_team = team_factory(AutoGenTeam, ("autogen_agentchat", "autogen_ext"), extra="autogen")
 
 
 @hookimpl

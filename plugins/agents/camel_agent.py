@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, require_installed, MalformedResponse, ToolBinding, ToolRouter,
+from ...core.protocol import Turn
+from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter,
                      approx_message_tokens, approx_tokens, call_model, close_openai_client, result_text,
                      tool_bindings, turn_messages)
 
@@ -231,16 +231,7 @@ class CamelTeam(FrameworkTeam):
         return "\n".join(t for t in texts if t)
 
 
-def check_installed() -> None:
-    require_installed("camel", ('camel',), extra="camel")
-
-
-def make_team(spec: TeamSpec) -> CamelTeam:
-    check_installed()
-    return CamelTeam(spec)
-
-
-make_team.check_installed = check_installed  # type: ignore[attr-defined]  # the CLI checks before a run
+make_team = team_factory(CamelTeam, ("camel",), extra="camel")
 
 
 @hookimpl

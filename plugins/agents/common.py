@@ -556,3 +556,19 @@ def require_installed(framework: str, modules: Sequence[str], extra: str) -> Non
             f"framework {framework!r} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
             f"not installed: "
             f"pip install 'agentworld[{extra}]' (or 'agentworld[all]')")
+
+
+def team_factory(team_cls: type, modules: Sequence[str], extra: str) -> Callable[[Any], Any]:
+    """The registered factory of a framework plugin: ``make_team(TeamSpec) -> Team``. It checks the
+    framework's packages first; ``make_team.check_installed()`` lets the CLI check before a run starts."""
+
+    def check_installed() -> None:
+        require_installed(team_cls.framework, modules, extra)
+
+    def make_team(spec: Any) -> Any:
+        check_installed()
+        return team_cls(spec)
+
+    make_team.check_installed = check_installed  # type: ignore[attr-defined]
+    make_team.__doc__ = f"Build a {team_cls.__name__} for one episode (needs agentworld[{extra}])."
+    return make_team

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, require_installed, MalformedResponse, ToolBinding, ToolRouter, call_model,
+from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      close_openai_client, result_text, split_turns, tool_bindings, turn_messages)
 
 
@@ -192,16 +192,7 @@ class LangGraphTeam(FrameworkTeam):
         self._http_clients.clear()
 
 
-def check_installed() -> None:
-    require_installed("langgraph", ('langgraph', 'langchain_core', 'langchain_openai'), extra="langgraph")
-
-
-def make_team(spec: TeamSpec) -> LangGraphTeam:
-    check_installed()
-    return LangGraphTeam(spec)
-
-
-make_team.check_installed = check_installed  # type: ignore[attr-defined]  # the CLI checks before a run
+make_team = team_factory(LangGraphTeam, ("langgraph", "langchain_core", "langchain_openai"), extra="langgraph")
 
 
 @hookimpl

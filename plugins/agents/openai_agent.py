@@ -13,7 +13,7 @@ from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, require_installed, MalformedResponse, ToolBinding, ToolRouter, call_model,
+from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      decode_arguments, result_text, tool_bindings, trim_openai_history, turn_messages)
 
 
@@ -150,16 +150,7 @@ class OpenAITeam(FrameworkTeam):
             self._client = None
 
 
-def check_installed() -> None:
-    require_installed("openai", ('openai',), extra="openai")
-
-
-def make_team(spec: TeamSpec) -> OpenAITeam:
-    check_installed()
-    return OpenAITeam(spec)
-
-
-make_team.check_installed = check_installed  # type: ignore[attr-defined]  # the CLI checks before a run
+make_team = team_factory(OpenAITeam, ("openai",), extra="openai")
 
 
 @hookimpl
