@@ -20,12 +20,13 @@ from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1].parent))  # not needed when installed editable
 
-from agentworld.core.cce import ScoreOptions, find_episode_dirs, load_episode, score_episode  # noqa: E402
-from agentworld.core.cce_compare import cohen_kappa  # noqa: E402
-from agentworld.core.cce_grounded import GroundedJudge  # noqa: E402
-from agentworld.core.cce_judges import ScriptedJudge  # noqa: E402
-from agentworld.core.cce_synth import EpisodeBuilder  # noqa: E402
-from agentworld.core.records import Checkpoint  # noqa: E402
+from agentworld.core.cce.graph import find_episode_dirs, load_episode
+from agentworld.core.cce.score import ScoreOptions, score_episode  # noqa: E402
+from agentworld.core.cce.compare import cohen_kappa  # noqa: E402
+from agentworld.core.cce.grounded import GroundedJudge  # noqa: E402
+from agentworld.core.cce.judges import ScriptedJudge  # noqa: E402
+from agentworld.core.cce.synth import EpisodeBuilder  # noqa: E402
+from agentworld.core.play.records import Checkpoint  # noqa: E402
 
 
 def compare_methods(run_dirs: list[str]) -> None:

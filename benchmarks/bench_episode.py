@@ -14,12 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentworld.core.episode import Episode
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import find_task
-from agentworld.core.trajectory import read_events
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import find_task
+from agentworld.core.play.trajectory import read_events
 from agentworld.core.world.datapack import load_world
-from agentworld.plugins.agents.scripted import PolicyTeam, RandomPolicy
+from agentworld.core.play.policies import PolicyTeam, RandomPolicy
 
 
 class TimedPolicy(RandomPolicy):

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentworld.core.episode import Episode
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
-from agentworld.core.task import Task, find_task, load_suite
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.tasks.task import Task, find_task, load_suite
 from agentworld.core.world.datapack import load_world
 
 FRAMEWORKS = ("oracle", "openai", "autogen", "langgraph", "camel")

@@ -75,7 +75,7 @@ def spawn_tiles(n: int, fixture: bool) -> list[tuple[int, int]]:
 
 
 def make_task(n_agents: int, rounds: int, fixture: bool) -> Any:
-    from agentworld.core.task import parse_task
+    from agentworld.core.tasks.task import parse_task
 
     raw: dict[str, Any] = {
         "id": f"bench_mcp_{n_agents}", "category": "coordination",
@@ -88,7 +88,7 @@ def make_task(n_agents: int, rounds: int, fixture: bool) -> Any:
 
 
 def make_episode(task: Any, fixture: bool, turn_timeout: float) -> Any:
-    from agentworld.core.episode import Episode
+    from agentworld.core.play.episode import Episode
     from agentworld.mcp_server.turns import ExternalSeatsTeam
 
     team = ExternalSeatsTeam(turn_timeout=turn_timeout)
@@ -126,8 +126,8 @@ async def bench_latency(calls: int, fixture: bool) -> dict[str, float]:
         except asyncio.CancelledError:
             pass
     # in-process reference: the gate call alone, same tool, on a fresh episode
-    from agentworld.core.episode import Episode
-    from agentworld.plugins.agents.scripted import IdlePolicy, PolicyTeam
+    from agentworld.core.play.episode import Episode
+    from agentworld.core.play.policies import IdlePolicy, PolicyTeam
 
     ep2 = Episode(make_task(1, 5, fixture), PolicyTeam(IdlePolicy()), world=make_world(fixture))
     gate = ep2.gate

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 
 SLEEP_S = float(os.environ.get("AGENTWORLD_BENCH_SLEEP", "0.2"))
 
@@ -35,7 +35,7 @@ class SleepyOracleTeam(Team):
     """The oracle's moves, each after a pause as long as a model call."""
 
     def __init__(self, spec: TeamSpec) -> None:
-        from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+        from agentworld.core.play.policies import PolicyTeam, make_policy
 
         self.inner = PolicyTeam(make_policy("oracle", spec.task, spec.seed))
 
@@ -51,7 +51,7 @@ def sleepy_team(spec: TeamSpec) -> Team:
 
 
 def _tasks_and_seeds(n: int, max_agents: int | None = None) -> tuple[list[str], list[int]]:
-    from agentworld.core.task import load_suite
+    from agentworld.core.tasks.task import load_suite
 
     ids = [t.id for t in load_suite("main") if max_agents is None or len(t.agents) <= max_agents]
     if not ids:
@@ -61,8 +61,8 @@ def _tasks_and_seeds(n: int, max_agents: int | None = None) -> tuple[list[str], 
 
 
 def bench_speedup(args: argparse.Namespace) -> None:
-    from agentworld.core.run_spec import build_spec
-    from agentworld.core.runner import Runner, plan_jobs, select_tasks
+    from agentworld.core.runs.run_spec import build_spec
+    from agentworld.core.runs.runner import Runner, plan_jobs, select_tasks
 
     global SLEEP_S
     SLEEP_S = args.sleep

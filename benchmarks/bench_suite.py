@@ -13,8 +13,8 @@ import argparse
 import statistics
 import time
 
-from agentworld.core.prove import play
-from agentworld.core.task import load_suite
+from agentworld.core.runs.prove import play
+from agentworld.core.tasks.task import load_suite
 
 
 def main() -> None:

@@ -18,9 +18,9 @@ from . import hookspecs
 # Built-in plugins, by module path (relative to the installed package `agentworld`).
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.world.plugin",
-    "agentworld.core.cli_world",
-    "agentworld.core.bench",
-    "agentworld.core.cli_tasks",
+    "agentworld.core.cli.world",
+    "agentworld.core.runs.bench",
+    "agentworld.core.cli.tasks",
     "agentworld.plugins.verifiers.checks",
     "agentworld.plugins.agents.scripted",
     "agentworld.plugins.agents.openai_agent",
@@ -29,9 +29,9 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.plugins.agents.langgraph_agent",
     "agentworld.mcp_server.plugin",
     "agentworld.plugins.judges.builtin",
-    "agentworld.core.cli_cce",
-    "agentworld.core.cli_runs",
-    "agentworld.core.cli_prove",
+    "agentworld.core.cli.cce",
+    "agentworld.core.cli.runs",
+    "agentworld.core.cli.prove",
 )
 
 

@@ -59,7 +59,7 @@ import httpx
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
-from ..core.effects import ErrorKind, ToolResult
+from ..core.world.effects import ErrorKind, ToolResult
 
 log = logging.getLogger("agentworld.mcp")
 

@@ -25,10 +25,10 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
     episode is over)."""
     from ..core import plugins
-    from ..core.episode import Episode
-    from ..core.protocol import TeamSpec
-    from ..core.task import find_task
-    from ..core.variants import apply_variant
+    from ..core.play.episode import Episode
+    from ..core.play.protocol import TeamSpec
+    from ..core.tasks.task import find_task
+    from ..core.tasks.variants import apply_variant
     from .seats import SeatsFile, parse_seat_options, write_seats_file
     from .server import EpisodeMcpServer
     from .turns import ExternalSeatsTeam, MixedTeam
@@ -123,7 +123,7 @@ def register_commands(cli: Any) -> None:
               turn_timeout: float, connect_timeout: float | None, seed: int, variant: str, model: str,
               out_dir: str | None) -> None:
         """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
-        from ..core.task import TaskError
+        from ..core.tasks.task import TaskError
 
         if turn_timeout <= 0:
             raise click.BadParameter("must be > 0 seconds", param_hint="--turn-timeout")

@@ -6,7 +6,7 @@
 - Identity: each seat has a bearer token (``Authorization: Bearer <token>``). :class:`SeatAuth` refuses a
   request without a known token with HTTP 401, and an MCP session opened by one seat cannot be used with
   another seat's token (HTTP 403). A connection acts only as its seat's character.
-- Turns: :class:`~agentworld.mcp_server.turns.TurnTracker` makes an early call wait for the agent's turn and
+- Turns: :class:`~agentworld.mcp_server.tracker.TurnTracker` makes an early call wait for the agent's turn and
   refuses a second call in one turn; the episode's gate executes and records every call.
 - Every tool result carries the outcome text and the agent's observation after the action, and
   ``isError`` for failures, so a client can simply call tools in a loop.
@@ -35,10 +35,10 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..core.effects import ToolResult
-from ..core.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
+from ..core.world.effects import ToolResult
+from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
 from .seats import Seat, make_seats, new_token
-from .turns import TurnTracker
+from .tracker import TurnTracker
 
 MCP_PATH = "/mcp"
 MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
@@ -65,7 +65,7 @@ RESOURCES: dict[str, tuple[str, str, str]] = {  # uri -> (name, description, mim
 
 
 def tool_definitions(names: Iterable[str] | None = None) -> list[types.Tool]:
-    """The MCP tool definitions, derived from the one definition in core/tools.py."""
+    """The MCP tool definitions, derived from the one definition in core/world/tools.py."""
     return [types.Tool(name=n, description=TOOLS[n].description, inputSchema=TOOLS[n].json_schema())
             for n in (names or TOOL_NAMES)]
 
@@ -415,7 +415,7 @@ class EpisodeMcpServer:
         task = self.episode.task
         me = next((a for a in task.agents if a.agent_id == agent), None)
         try:
-            from ..core import prompts
+            from ..core.play import prompts
 
             return prompts.render_system(task, me, self.episode.world.rules)
         except Exception:  # prompts or world not ready: a plain brief from the task fields

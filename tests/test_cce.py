@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from agentworld.core.cce import (CausalGraph, EpisodeError, ScoreOptions, compute_metrics, find_episode_dirs,
-                                 load_episode, read_report, score_episode, write_report)
-from agentworld.core.cce_grounded import GroundedJudge
-from agentworld.core.cce_judges import JudgeCache, ScriptedJudge
-from agentworld.core.cce_synth import STAFF_CONTRIBUTING, STAFF_SUCCESS, EpisodeBuilder, staff_episode
-from agentworld.core.records import Checkpoint
+from agentworld.core.cce.graph import CausalGraph, EpisodeError, compute_metrics, find_episode_dirs, load_episode
+from agentworld.core.cce.score import ScoreOptions, read_report, score_episode, write_report
+from agentworld.core.cce.grounded import GroundedJudge
+from agentworld.core.cce.judges import JudgeCache, ScriptedJudge
+from agentworld.core.cce.synth import STAFF_CONTRIBUTING, STAFF_SUCCESS, EpisodeBuilder, staff_episode
+from agentworld.core.play.records import Checkpoint
 
 
 @pytest.fixture

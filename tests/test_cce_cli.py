@@ -9,8 +9,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from agentworld.core.cce_synth import STAFF_CONTRIBUTING, staff_episode
-from agentworld.core.cli_cce import cce_group, register_commands
+from agentworld.core.cce.synth import STAFF_CONTRIBUTING, staff_episode
+from agentworld.core.cli.cce import cce_group, register_commands
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentworld.core.cce import load_episode, score_episode
-from agentworld.core.cce_grounded import GroundedJudge
-from agentworld.core.cce_judges import ScriptedJudge
-from agentworld.core.episode import run_episode
-from agentworld.core.task import load_suite
-from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+from agentworld.core.cce.graph import load_episode
+from agentworld.core.cce.score import score_episode
+from agentworld.core.cce.grounded import GroundedJudge
+from agentworld.core.cce.judges import ScriptedJudge
+from agentworld.core.play.episode import run_episode
+from agentworld.core.tasks.task import load_suite
+from agentworld.core.play.policies import PolicyTeam, make_policy
 
 ITEM_CHECKS = ("item_count", "crafted", "delivered", "equipped")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from worldfix import make_world, spec  # noqa: E402
 
-from agentworld.core.tools import TOOLS  # noqa: E402
+from agentworld.core.world.tools import TOOLS  # noqa: E402
 
 PLAYERS = [
     spec("agent_1", "fighter", 4, 4, skills={"strength": 5, "accuracy": 5, "health": 6}, inventory={"cooked_trout": 4},

@@ -3,7 +3,7 @@
 import pytest
 
 from agentworld.core import plugins
-from agentworld.core.tools import TOOLS
+from agentworld.core.world.tools import TOOLS
 from agentworld.core.world.api import PlayerSpec, StackSpec
 from agentworld.core.world.datapack import load_world
 from agentworld.core.world.engine import EmbeddedWorld

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.episode import Episode, run_episode
-from agentworld.core.protocol import Team, Turn, TurnOutcome
-from agentworld.core.records import EndEvent, StartEvent, TickEvent, TurnEvent
-from agentworld.core.task import find_task, load_task, suite_files
-from agentworld.core.trajectory import read_events
-from agentworld.plugins.agents.scripted import IdlePolicy, OraclePolicy, PolicyTeam, RandomPolicy
+from agentworld.core.play.episode import Episode, run_episode
+from agentworld.core.play.protocol import Team, Turn, TurnOutcome
+from agentworld.core.play.records import EndEvent, StartEvent, TickEvent, TurnEvent
+from agentworld.core.tasks.task import find_task, load_task, suite_files
+from agentworld.core.play.trajectory import read_events
+from agentworld.core.play.policies import IdlePolicy, OraclePolicy, PolicyTeam, RandomPolicy
 
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).parent / "data"
@@ -265,9 +265,9 @@ async def test_same_task_seed_team_gives_identical_trajectory(tmp_path):
 
 KILL_SCRIPT = """
 import asyncio, os, signal, sys
-from agentworld.core.episode import Episode
-from agentworld.core.task import find_task
-from agentworld.plugins.agents.scripted import PolicyTeam, RandomPolicy
+from agentworld.core.play.episode import Episode
+from agentworld.core.tasks.task import find_task
+from agentworld.core.play.policies import PolicyTeam, RandomPolicy
 task = find_task("task_08_convoy")
 count = 0
 def progress(event):

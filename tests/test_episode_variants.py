@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.episode import Episode
-from agentworld.core.protocol import Team, Turn, TurnOutcome
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import find_task, load_task, team_skills
-from agentworld.core.variants import VARIANTS, apply_variant, get_variant
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.protocol import Team, Turn, TurnOutcome
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import find_task, load_task, team_skills
+from agentworld.core.tasks.variants import VARIANTS, apply_variant, get_variant
 from agentworld.core.world.datapack import load_world
-from agentworld.plugins.agents.scripted import OraclePolicy, PolicyTeam
+from agentworld.core.play.policies import OraclePolicy, PolicyTeam
 
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).parent / "data"

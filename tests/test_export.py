@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from agentworld.core.cli import cli
-from agentworld.core.cli_tasks import register_commands
-from agentworld.core.episode import Episode
-from agentworld.core.export import export_paper, export_run, file_stem
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import Step, find_task
-from agentworld.plugins.agents.scripted import OraclePolicy, PolicyTeam
+from agentworld.core.cli.tasks import register_commands
+from agentworld.core.play.episode import Episode
+from agentworld.core.runs.export import export_paper, export_run, file_stem
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import Step, find_task
+from agentworld.core.play.policies import OraclePolicy, PolicyTeam
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +102,7 @@ def test_file_stem():
 
 
 async def test_status_tracks_the_turn_event(episode_dir: Path, tmp_path: Path):
-    from agentworld.core.trajectory import read_events
+    from agentworld.core.play.trajectory import read_events
 
     turns = [e for e in read_events(episode_dir) if isinstance(e, TurnEvent)]
     data = json.loads(export_paper(episode_dir, tmp_path / "p").read_text(encoding="utf-8"))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.effects import ToolResult
-from agentworld.core.observation import Observation
-from agentworld.core.protocol import TeamSpec, Turn
-from agentworld.core.tools import TOOLS
+from agentworld.core.world.effects import ToolResult
+from agentworld.core.world.observation import Observation
+from agentworld.core.play.protocol import TeamSpec, Turn
+from agentworld.core.world.tools import TOOLS
 from agentworld.plugins.agents.common import HistoryBudget, drop_count, openai_groups, trim_openai_history
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -214,7 +214,7 @@ async def test_model_service_faults_are_retried_then_reported(framework):
 
 async def test_client_errors_are_not_retried():
     from agentworld.plugins.agents.common import ModelServiceError, TurnMeter, call_model
-    from agentworld.core.models import ModelSpec
+    from agentworld.core.play.models import ModelSpec
 
     class Unauthorized(Exception):
         status_code = 401

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from agentworld.core import plugins
-from agentworld.core.episode import Episode
-from agentworld.core.models import load_team_factory
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import Task, load_suite
-from agentworld.core.trajectory import read_events
-from agentworld.plugins.agents.scripted import make_policy
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.models import load_team_factory
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import Task, load_suite
+from agentworld.core.play.trajectory import read_events
+from agentworld.core.play.policies import make_policy
 
 sys.path.insert(0, str(Path(__file__).parent))
 from openai_stub_server import OpenAIStubServer  # noqa: E402

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from agentworld.core import plugins
-from agentworld.core.effects import ToolResult
-from agentworld.core.episode import Episode
-from agentworld.core.protocol import TeamSpec
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import Task, find_task
+from agentworld.core.world.effects import ToolResult
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.protocol import TeamSpec
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import Task, find_task
 from agentworld.mcp_server import clients
 from agentworld.mcp_server.server import EpisodeMcpServer
 
@@ -113,7 +113,7 @@ class TwoCallsATurn:
 
 
 async def test_a_second_call_is_refused_by_the_server_and_the_model_reads_the_same_refusal(task):
-    from agentworld.plugins.agents.scripted import make_policy
+    from agentworld.core.play.policies import make_policy
 
     runs = {}
     for tools in ("inproc", "mcp"):
@@ -134,7 +134,7 @@ async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path
     exactly; the structured form (raw SDK, CAMEL, langchain-mcp-adapters) agrees with it."""
     from typing import get_args
 
-    from agentworld.core.effects import ErrorKind
+    from agentworld.core.world.effects import ErrorKind
 
     task = find_task(TASK_ID, validate=False)
     ep = Episode(task, plugins.get("framework", "oracle")(TeamSpec(task=task, model="", seed=0,

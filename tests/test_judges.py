@@ -10,11 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentworld.core import plugins
-from agentworld.core.cce import score_episode
-from agentworld.core.cce_compare import cohen_kappa, compare_reports, kendall_tau, ranking
-from agentworld.core.cce_judges import JudgeCache, JudgeConfigError, OpenAIJudge, check_shape, extract_json
-from agentworld.core.cce_prompts import ROUND_SCHEMA
-from agentworld.core.cce_synth import STAFF_CONTRIBUTING, STAFF_SUCCESS, staff_episode
+from agentworld.core.cce.score import score_episode
+from agentworld.core.cce.compare import cohen_kappa, compare_reports, kendall_tau, ranking
+from agentworld.core.cce.judges import JudgeCache, JudgeConfigError, OpenAIJudge, check_shape, extract_json
+from agentworld.core.cce.prompts import ROUND_SCHEMA
+from agentworld.core.cce.synth import STAFF_CONTRIBUTING, STAFF_SUCCESS, staff_episode
 
 KEY_ENV = "AGENTWORLD_TEST_JUDGE_KEY"
 SECRET = "sk-test-not-a-real-key-123"
@@ -206,8 +206,8 @@ def test_kendall_tau_and_ranking():
 
 
 def test_compare_reports_agreement_and_ranks(tmp_path):
-    from agentworld.core.cce_grounded import GroundedJudge
-    from agentworld.core.cce_judges import ScriptedJudge
+    from agentworld.core.cce.grounded import GroundedJudge
+    from agentworld.core.cce.judges import ScriptedJudge
 
     folder = staff_episode(tmp_path / "ep")
     grounded = score_episode(folder, GroundedJudge())
@@ -242,7 +242,7 @@ def test_builtin_judges_are_registered(key):
 def test_cli_scores_with_the_openai_judge_and_never_prints_the_key(tmp_path, key):
     from click.testing import CliRunner
 
-    from agentworld.core.cli_cce import cce_group
+    from agentworld.core.cli.cce import cce_group
 
     folder = staff_episode(tmp_path / "run" / "ep")
     with FakeOpenAI(label_script) as server:

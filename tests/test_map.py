@@ -217,7 +217,7 @@ def test_render_png_with_markers(world, tmp_path):
 
 
 def _cli():
-    from agentworld.core import cli_world
+    from agentworld.core.cli import world as cli_world
 
     group = click.Group("agentworld")
     cli_world.register_commands(group)
@@ -252,7 +252,7 @@ def test_cli_stats_json_and_tools(world, tmp_path):
 
 
 def test_task_markers_find_spawns_and_targets(world):
-    from agentworld.core.cli_world import task_markers
+    from agentworld.core.cli.world import task_markers
 
     node = next(n for n in world.nodes if n.type == "tree")
     task = SimpleNamespace(

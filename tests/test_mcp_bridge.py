@@ -10,7 +10,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from agentworld.core.tools import TOOL_NAMES, TOOLS
+from agentworld.core.world.tools import TOOL_NAMES, TOOLS
 from agentworld.mcp_server.server import EpisodeMcpServer
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.episode import Episode
-from agentworld.core.tools import TOOL_NAMES, openai_tools
+from agentworld.core.play.episode import Episode
+from agentworld.core.world.tools import TOOL_NAMES, openai_tools
 from agentworld.mcp_server import clients
 from agentworld.mcp_server.server import EpisodeMcpServer
 
@@ -78,9 +78,9 @@ async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_pat
 @pytest.mark.parametrize("framework", ["openai", "autogen", "langgraph", "camel"])
 async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
     from agentworld.core import plugins
-    from agentworld.core.protocol import TeamSpec
+    from agentworld.core.play.protocol import TeamSpec
 
-    from agentworld.core.task import find_task
+    from agentworld.core.tasks.task import find_task
 
     task = find_task("task_03_market", validate=False)  # a shipped task: 4 agents, solved in 2 rounds
 

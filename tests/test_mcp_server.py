@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agentworld.core.episode import Episode
-from agentworld.core.records import TurnEvent
-from agentworld.core.task import parse_task
-from agentworld.core.tools import TOOL_NAMES, TOOLS
-from agentworld.core.trajectory import read_events
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.task import parse_task
+from agentworld.core.world.tools import TOOL_NAMES, TOOLS
+from agentworld.core.play.trajectory import read_events
 from agentworld.core.world.engine import EmbeddedWorld
 from agentworld.mcp_server.clients import mcp_session, to_tool_result
 from agentworld.mcp_server.server import EpisodeMcpServer
@@ -207,7 +207,7 @@ async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
 
 
 async def test_mixed_seats_external_clients_with_an_in_process_oracle(tmp_path):
-    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+    from agentworld.core.play.policies import PolicyTeam, make_policy
 
     task = relay_task()
     external = ExternalSeatsTeam(turn_timeout=5)
@@ -289,8 +289,8 @@ async def test_serve_names_a_bad_seat_option(tmp_path):
 async def test_clients_play_a_starter_task_to_success_like_the_oracle(tmp_path):
     """Every seat of a shipped task is an MCP client replaying its part of the reference solution (then
     `complete`, as the oracle does); the episode succeeds with the oracle's exact trajectory."""
-    from agentworld.core.task import find_task
-    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+    from agentworld.core.tasks.task import find_task
+    from agentworld.core.play.policies import PolicyTeam, make_policy
 
     task = find_task("task_03_market", validate=False)
     oracle = Episode(task, PolicyTeam(make_policy("oracle", task, 0)))

@@ -1,4 +1,4 @@
-"""ModelSpec parsing, key handling and --team-factory loading (core/models.py)."""
+"""ModelSpec parsing, key handling and --team-factory loading (core/play/models.py)."""
 
 import json
 import sys
@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from agentworld.core.models import (ModelSpec, ModelSpecError, TeamFactoryError, load_team_factory,
+from agentworld.core.play.models import (ModelSpec, ModelSpecError, TeamFactoryError, load_team_factory,
                                     resolve_team_factory)
-from agentworld.core.protocol import TeamSpec
+from agentworld.core.play.protocol import TeamSpec
 
 
 def test_parse_providers_and_overrides():

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from agentworld.core import plugins
 from agentworld.core.cli import cli
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "example_plugin"
@@ -126,9 +126,9 @@ def test_entry_point_plugin_plays_a_turn(installed_example):
     code = r"""
 import asyncio, json
 from agentworld.core import plugins
-from agentworld.core.effects import ToolResult
-from agentworld.core.observation import Entity, Observation
-from agentworld.core.protocol import TeamSpec, Turn
+from agentworld.core.world.effects import ToolResult
+from agentworld.core.world.observation import Entity, Observation
+from agentworld.core.play.protocol import TeamSpec, Turn
 
 calls = []
 class Port:

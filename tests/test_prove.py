@@ -1,4 +1,4 @@
-"""The task proofs (core/prove.py) catch each kind of bad task, and `agentworld tasks prove` reports them."""
+"""The task proofs (core/runs/prove.py) catch each kind of bad task, and `agentworld tasks prove` reports them."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import yaml
 from click.testing import CliRunner
 
 from agentworld.core import cli as cli_module
-from agentworld.core.cli_prove import prove_cmd
-from agentworld.core.prove import SoloAnalysis, prove_task, solo_blockers, work_solo
-from agentworld.core.task import find_task, load_task
+from agentworld.core.cli.prove import prove_cmd
+from agentworld.core.runs.prove import SoloAnalysis, prove_task, solo_blockers, work_solo
+from agentworld.core.tasks.task import find_task, load_task
 
 STAFF = Path(find_task("task_01_staff", validate=False).path)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from agentworld.core.records import EpisodeResult
-from agentworld.core.report import build_report, load_runs, mcnemar_exact, mean_ci, t95, wilson
-from agentworld.core.run_spec import episode_id
+from agentworld.core.play.records import EpisodeResult
+from agentworld.core.runs.report import build_report, load_runs, mcnemar_exact, mean_ci, t95, wilson
+from agentworld.core.runs.run_spec import episode_id
 
 
 def result(task: str, seed: int, success: bool, *, variant: str = "vanilla", framework: str = "oracle",

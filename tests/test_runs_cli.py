@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentworld.core.cli import _load_commands, cli
-from agentworld.core.runner import read_results_file
+from agentworld.core.runs.runner import read_results_file
 
 _load_commands()
 AGENTWORLD = str(Path(sys.executable).parent / "agentworld")
@@ -29,8 +29,8 @@ def slow_oracle_team(spec):
     Used by the subprocess runs below as ``--team-factory test_runs_cli:slow_oracle_team``."""
     import asyncio
 
-    from agentworld.core.protocol import Team
-    from agentworld.plugins.agents.scripted import PolicyTeam, make_policy
+    from agentworld.core.play.protocol import Team
+    from agentworld.core.play.policies import PolicyTeam, make_policy
 
     inner = PolicyTeam(make_policy("oracle", spec.task, spec.seed))
 
@@ -45,7 +45,7 @@ def slow_oracle_team(spec):
 @pytest.fixture(scope="module")
 def small_tasks() -> list[str]:
     """The main suite's tasks with the fewest agent-turns (fast episodes)."""
-    from agentworld.core.task import load_suite
+    from agentworld.core.tasks.task import load_suite
 
     tasks = sorted(load_suite("main"), key=lambda t: (len(t.agents) * t.rounds, t.id))
     assert len(tasks) >= 3, "the main suite should hold the starter tasks"
@@ -108,7 +108,7 @@ def _sessions(run: Path) -> int:
 
 def test_killed_three_times_and_resumed_matches_uninterrupted(tmp_path: Path, small_tasks: list[str]):
     """SIGKILL the CLI at random moments three times, resume each time: same results, none duplicated."""
-    from agentworld.core.task import load_suite
+    from agentworld.core.tasks.task import load_suite
 
     tasks = [t.id for t in sorted(load_suite("main"), key=lambda t: (len(t.agents) * t.rounds, t.id))[:4]]
     args = ["run", "--framework", "oracle", "--trials", "3", "--concurrency", "2", "--no-progress"]
@@ -226,8 +226,8 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
     assert "<circle" in cce_svg[: cce_svg.index("</svg>")]  # the causal graph was drawn
 
     # The world state at round 1, rebuilt in the browser from the trajectory's AgentStatus records.
-    from agentworld.core.records import TurnEvent
-    from agentworld.core.trajectory import read_events
+    from agentworld.core.play.records import TurnEvent
+    from agentworld.core.play.trajectory import read_events
 
     second = read_results_file(out / "results.jsonl")[1]
     events = read_events(out / "episodes" / second.episode_id / "trajectory.jsonl")
@@ -261,7 +261,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path,
 
 
 def test_run_spec_file_grid_with_filters(tmp_path: Path):
-    from agentworld.core.task import load_suite
+    from agentworld.core.tasks.task import load_suite
 
     tasks = load_suite("main")
     small = min(len(t.agents) for t in tasks)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 pytest.importorskip("distributed")
 
 from agentworld.core.cli import _load_commands, cli  # noqa: E402
-from agentworld.core.runner import RunDir, read_results_file  # noqa: E402
+from agentworld.core.runs.runner import RunDir, read_results_file  # noqa: E402
 
 _load_commands()
 
@@ -25,7 +25,7 @@ def strip_timing(path: Path) -> list[dict]:
 
 
 def test_dask_executor_same_results_and_resume(tmp_path: Path):
-    from agentworld.core.task import load_suite
+    from agentworld.core.tasks.task import load_suite
 
     tasks = sorted(load_suite("main"), key=lambda t: (len(t.agents) * t.rounds, t.id))[:2]
     args = ["run", "--framework", "oracle", "--trials", "2", "--no-progress"]
@@ -59,9 +59,9 @@ def test_dask_workers_pace_turns_with_the_providers_rate_limit(tmp_path: Path, m
     """The runner's limiter cannot cross processes: the worker rebuilds one from the rate (none without)."""
     import asyncio
 
-    from agentworld.core import runner as runner_mod
-    from agentworld.core.distributed import DaskExecutor
-    from agentworld.core.runner import EpisodeJob, RateLimiter, error_result
+    from agentworld.core.runs import jobs as jobs_mod
+    from agentworld.core.runs.distributed import DaskExecutor
+    from agentworld.core.runs.jobs import EpisodeJob, RateLimiter, error_result
 
     seen: list = []
 
@@ -80,7 +80,7 @@ def test_dask_workers_pace_turns_with_the_providers_rate_limit(tmp_path: Path, m
         def submit(self, fn, *args, **kwargs):
             return InlineFuture(fn, args)
 
-    monkeypatch.setattr(runner_mod, "run_episode_job", fake_episode)
+    monkeypatch.setattr(jobs_mod, "run_episode_job", fake_episode)
     executor = DaskExecutor()
     executor.client = InlineClient()
     job = EpisodeJob(episode_id="e1", task_id="t", task_path=None, category=None, n_agents=1,

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.records import EpisodeResult, StartEvent, TurnEvent
-from agentworld.core.run_spec import RunSpecError, build_spec, episode_id, load_run_spec, parse_size_range
-from agentworld.core.runner import EpisodeJob, LocalExecutor, RateLimiter, RunDir, Runner, read_results_file
+from agentworld.core.play.records import EpisodeResult, StartEvent, TurnEvent
+from agentworld.core.runs.run_spec import RunSpecError, build_spec, episode_id, load_run_spec, parse_size_range
+from agentworld.core.runs.runner import LocalExecutor, RunDir, Runner, read_results_file
+from agentworld.core.runs.jobs import EpisodeJob, RateLimiter
 
 pytestmark = pytest.mark.anyio
 

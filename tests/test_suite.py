@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from agentworld.core.cli_prove import prove_cmd
-from agentworld.core.cli_tasks import tasks_group
-from agentworld.core.task import CATEGORIES, load_suite
+from agentworld.core.cli.prove import prove_cmd
+from agentworld.core.cli.tasks import tasks_group
+from agentworld.core.tasks.task import CATEGORIES, load_suite
 
 
 @pytest.fixture(scope="module")

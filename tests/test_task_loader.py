@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from agentworld.core.cli import cli
-from agentworld.core.cli_tasks import register_commands
-from agentworld.core.task import CATEGORIES, TaskError, find_task, load_suite, load_task
+from agentworld.core.cli.tasks import register_commands
+from agentworld.core.tasks.task import CATEGORIES, TaskError, find_task, load_suite, load_task
 
 DATA = Path(__file__).parent / "data"
 BAD = sorted((DATA / "bad_tasks").glob("*.yaml"))

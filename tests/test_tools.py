@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 from worldfix import MOBS, NODES, make_world, spec  # noqa: E402
 
-from agentworld.core.effects import ToolResult  # noqa: E402
-from agentworld.core.tools import TOOL_NAMES, TOOLS  # noqa: E402
+from agentworld.core.world.effects import ToolResult  # noqa: E402
+from agentworld.core.world.tools import TOOL_NAMES, TOOLS  # noqa: E402
 
 
 def run(world, agent, name, args):

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from agentworld.core import plugins
-from agentworld.core.effects import Effects
+from agentworld.core.world.effects import Effects
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.records import Checkpoint
-from agentworld.core.task import CheckSpec, Task, VerifierSpec, load_task, parse_task
-from agentworld.core.tools import TOOLS
-from agentworld.core.verify import verify
+from agentworld.core.play.records import Checkpoint
+from agentworld.core.tasks.task import CheckSpec, Task, VerifierSpec, load_task, parse_task
+from agentworld.core.world.tools import TOOLS
+from agentworld.core.tasks.verify import verify
 from agentworld.core.world.datapack import load_world
 from agentworld.core.world.engine import EmbeddedWorld
 

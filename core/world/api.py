@@ -3,7 +3,7 @@
 The embedded engine (``core/world/engine.py``) implements it in process. Another backend (for example a
 client of a licensed AgentWorld/Kaetram server's ``/ai/*`` HTTP API) can implement the same methods and be
 registered through the ``register_worlds`` hook. One method per tool: the tool definitions in
-``core/tools.py`` call exactly these, so the set of actions cannot drift from the tool surface.
+``core/world/tools.py`` call exactly these, so the set of actions cannot drift from the tool surface.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..effects import Effects, ToolResult
+from .effects import Effects, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..observation import Observation
+    from .observation import Observation
     from .models import Rules
 
 

@@ -8,7 +8,7 @@ The mob keeps its wounds, so several agents can wear a boss down over several tu
 
 from __future__ import annotations
 
-from ..effects import Effects, HpChange, ItemDelta, Kill, ToolResult
+from .effects import Effects, HpChange, ItemDelta, Kill, ToolResult
 from . import stats
 from .engine_state import MobState, Player
 from .models import ItemStats

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..effects import (ChatDelivery, Crafted, Effects, Equip, Harvest, HpChange, ItemDelta, Move, ToolResult,
+from .effects import (ChatDelivery, Crafted, Effects, Equip, Harvest, HpChange, ItemDelta, Move, ToolResult,
                        Transfer)
-from ..observation import ChatMessage, InvItem
+from .observation import ChatMessage, InvItem
 from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
 from .combat import CombatMixin

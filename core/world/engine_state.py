@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..observation import ChatMessage
+from .observation import ChatMessage
 from .inventory import Inventory
 from .models import MobTypeDef, NodeTypeDef
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..observation import Entity, InvItem, Observation
+from .observation import Entity, InvItem, Observation
 from . import stats
 from .engine_state import MAX_CHAT_SHOWN
 from .engine_state import manhattan as _dist

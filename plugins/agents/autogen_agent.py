@@ -1,7 +1,7 @@
 """``autogen``: one AutoGen AgentChat ``AssistantAgent`` per character, one ``on_messages`` per turn.
 
 ``max_tool_iterations=1`` and ``reflect_on_tool_use=False`` make each ``on_messages`` one model call plus the
-tool call(s) it emitted; the tools are AutoGen ``BaseTool`` objects whose schemas come from ``core/tools.py``
+tool call(s) it emitted; the tools are AutoGen ``BaseTool`` objects whose schemas come from ``core/world/tools.py``
 and whose execution goes through the turn gate (with ``--tools mcp``: AutoGen's own ``McpWorkbench`` on the
 agent's seat instead, see ``SeatWorkbench``). The agent keeps its history in a budgeted
 ``ChatCompletionContext``; the model client is wrapped so that every request is timed, counted and retried.
@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.protocol import TeamSpec, Turn
+from ...core.play.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      result_text, split_turns, tool_bindings, turn_messages)
 

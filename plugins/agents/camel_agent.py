@@ -14,30 +14,13 @@ import json
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.protocol import Turn
+from ...core.play.protocol import Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter,
-                     approx_message_tokens, approx_tokens, call_model, close_openai_client, result_text,
-                     tool_bindings, turn_messages)
+                     call_model, close_openai_client, result_text,
+                     char_token_counter, tool_bindings, turn_messages)
 
 # Effectively unbounded for CAMEL's own context creator: our budget is the one that trims.
 CAMEL_TOKEN_LIMIT = 10_000_000
-
-
-def char_token_counter():
-    """A CAMEL token counter that needs no tokenizer files (CAMEL's default downloads tiktoken's at step time)."""
-    from camel.utils import BaseTokenCounter
-
-    class CharTokenCounter(BaseTokenCounter):
-        def count_tokens_from_messages(self, messages) -> int:
-            return approx_message_tokens(messages)
-
-        def encode(self, text: str) -> list[int]:
-            return [0] * approx_tokens(text)
-
-        def decode(self, token_ids: list[int]) -> str:
-            return ""
-
-    return CharTokenCounter()
 
 
 def camel_tool(binding: ToolBinding) -> Any:

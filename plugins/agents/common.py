@@ -30,10 +30,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
 
-from ...core.effects import ToolResult
-from ...core.models import ModelSpec
-from ...core.protocol import Team, TeamSpec, Turn, TurnOutcome
-from ...core.tools import TOOLS, ToolSpec
+from ...core.world.effects import ToolResult
+from ...core.play.models import ModelSpec
+from ...core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
+from ...core.world.tools import TOOLS, ToolSpec
 
 log = logging.getLogger("agentworld.frameworks")
 T = TypeVar("T")
@@ -197,7 +197,7 @@ def find_model_error(exc: BaseException) -> ModelServiceError | None:
 
 def turn_messages(turn: Turn) -> tuple[str, str]:
     """The two texts each framework sends per turn: the constant system prompt and this turn's user prompt
-    (observation, chat received, what to do), both rendered by the episode (``core/prompts.py``)."""
+    (observation, chat received, what to do), both rendered by the episode (``core/play/prompts.py``)."""
     system = turn.system_prompt or f"You are {turn.username}, a player in a shared 2D RPG world."
     user = turn.user_prompt or turn.observation_text
     return system, user
@@ -457,7 +457,7 @@ class FrameworkTeam(Team):
     # --- scripted models: one policy per team, asked once per turn (fakes read the current turn)
     def scripted_policy(self) -> Any:
         if self._policy is None:
-            from .scripted import make_policy
+            from ...core.play.policies import make_policy
 
             self._policy = make_policy(self.model.model, self.spec.task, self.spec.seed)
         return self._policy
@@ -572,3 +572,20 @@ def team_factory(team_cls: type, modules: Sequence[str], extra: str) -> Callable
     make_team.check_installed = check_installed  # type: ignore[attr-defined]
     make_team.__doc__ = f"Build a {team_cls.__name__} for one episode (needs agentworld[{extra}])."
     return make_team
+
+
+def char_token_counter():
+    """A CAMEL token counter that needs no tokenizer files (CAMEL's default downloads tiktoken's at step time)."""
+    from camel.utils import BaseTokenCounter
+
+    class CharTokenCounter(BaseTokenCounter):
+        def count_tokens_from_messages(self, messages) -> int:
+            return approx_message_tokens(messages)
+
+        def encode(self, text: str) -> list[int]:
+            return [0] * approx_tokens(text)
+
+        def decode(self, token_ids: list[int]) -> str:
+            return ""
+
+    return CharTokenCounter()

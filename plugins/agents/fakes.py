@@ -3,7 +3,7 @@ offline: AutoGen's ``ChatCompletionClient``, LangChain's ``BaseChatModel`` (with
 ``BaseModelBackend`` and, for the plain agent, the real ``openai`` SDK over an in-process HTTP transport.
 
 Each fake takes a ``decide()`` callable: the team points it at ``policy.decide(current_turn)``
-(``plugins/agents/scripted.py``), so the model answers the current turn with the policy's one tool call
+(``core/play/policies.py``), so the model answers the current turn with the policy's one tool call
 (or with text when the policy passes). Token usage is estimated from the characters the framework
 actually sent (4 characters a token), so the accounting paths run as they would with a real model.
 
@@ -190,7 +190,7 @@ def scripted_camel_backend(decide: Decide):
     from camel.models import BaseModelBackend
     from camel.types import ChatCompletion, ModelType
 
-    from .camel_agent import char_token_counter
+    from .common import char_token_counter
 
     counter = char_token_counter()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.protocol import TeamSpec, Turn
+from ...core.play.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      close_openai_client, result_text, split_turns, tool_bindings, turn_messages)
 

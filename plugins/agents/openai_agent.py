@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.protocol import TeamSpec, Turn
+from ...core.play.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
                      decode_arguments, result_text, tool_bindings, trim_openai_history, turn_messages)
 

@@ -3,7 +3,7 @@ fixed rule for chat) and ``scripted`` (rule- or label-driven, for tests and offl
 
 A judge factory takes keyword options (the CLI passes ``--model``, ``--base-url``, ``--api-key-env`` and any
 ``-o key=value``) and returns an object with ``name``, ``model``, ``method`` and ``answer(messages, schema,
-question)``; see ``core/cce_judges.py``. Third-party judges register the same way from their own plugin.
+question)``; see ``core/cce/judges.py``. Third-party judges register the same way from their own plugin.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentworld.core.cce_grounded import GroundedJudge
-from agentworld.core.cce_judges import JudgeConfigError, OpenAIJudge, ScriptedJudge
+from agentworld.core.cce.grounded import GroundedJudge
+from agentworld.core.cce.judges import JudgeConfigError, OpenAIJudge, ScriptedJudge
 from agentworld.core.hookspecs import hookimpl
 
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"

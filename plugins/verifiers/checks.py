@@ -21,8 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.task import did_you_mean
-from agentworld.core.verify import Check, VerifyContext
+from agentworld.core.tasks.task import did_you_mean
+from agentworld.core.tasks.verify import Check, VerifyContext
 
 
 class _Params(BaseModel):
@@ -130,7 +130,7 @@ class AtLocationParams(_Params):
 def at_location_target(p: AtLocationParams) -> tuple[int, int, int]:
     """(x, y, radius) of an at_location check: the landmark's place and radius, or x, y and radius 3."""
     if p.landmark:
-        from agentworld.core.task import world_index
+        from agentworld.core.tasks.task import world_index
 
         lm = world_index().landmarks[p.landmark]
         return lm.x, lm.y, p.radius if p.radius is not None else lm.radius
@@ -162,7 +162,8 @@ def _at_location_label(p: AtLocationParams, t: Any) -> str:
     return f"{who} at {where}"
 
 
-AT_LOCATION = Check("at_location", AtLocationParams, _at_location, _at_location_label, refs=_at_location_refs)
+AT_LOCATION = Check("at_location", AtLocationParams, _at_location, _at_location_label, refs=_at_location_refs,
+                    place=at_location_target)
 
 
 # -- equipped ---------------------------------------------------------------------------------------------------

@@ -591,9 +591,9 @@ TASKS = [task_01_staff, task_02_harvest, task_03_market, task_04_goblins, task_0
 def check() -> int:
     import asyncio
 
-    from agentworld.core.episode import Episode
-    from agentworld.core.task import load_suite
-    from agentworld.plugins.agents.scripted import IdlePolicy, OraclePolicy, PolicyTeam
+    from agentworld.core.play.episode import Episode
+    from agentworld.core.tasks.task import load_suite
+    from agentworld.core.play.policies import IdlePolicy, OraclePolicy, PolicyTeam
 
     bad = 0
     for task in load_suite("main"):

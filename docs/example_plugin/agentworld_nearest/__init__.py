@@ -13,7 +13,7 @@ the same: call ``turn.port.call(tool, args)`` once, return a ``TurnOutcome``.
 from __future__ import annotations
 
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 
 
 class NearestTeam(Team):

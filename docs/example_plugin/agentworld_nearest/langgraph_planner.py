@@ -14,9 +14,9 @@ scored exactly like the built-in frameworks. Only public AgentWorld pieces are u
 # (no `from __future__ import annotations`: LangGraph reads the State annotations at runtime)
 from typing import Annotated, Any, TypedDict
 
-from agentworld.core.models import ModelSpec
-from agentworld.core.protocol import Team, TeamSpec, Turn, TurnOutcome
-from agentworld.core.tools import TOOLS
+from agentworld.core.play.models import ModelSpec
+from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
+from agentworld.core.world.tools import TOOLS
 
 
 class PlannerTeam(Team):
@@ -31,7 +31,7 @@ class PlannerTeam(Team):
     def chat_model(self) -> Any:
         if self.model_spec.is_scripted:
             from agentworld.plugins.agents.fakes import scripted_langchain_model
-            from agentworld.plugins.agents.scripted import make_policy
+            from agentworld.core.play.policies import make_policy
 
             if self._policy is None:  # one policy for the whole team (it tracks each agent's progress)
                 self._policy = make_policy(self.model_spec.model, self.spec.task, self.spec.seed)

@@ -1,0 +1,119 @@
+"""Judge prompts (Jinja2) and the question data that goes with them.
+
+Every question is built twice from the same facts: as chat messages for an LLM (rendered here) and as a
+``question`` dict for scripted judges. The answer formats are the paper's: ``{"success_action_ids": [...]}``
+and ``{"contributing_ids": [...], "not_contributing_ids": [...]}``; we additionally accept optional
+``enables`` (candidate id -> the later action ids it enabled) and ``reasons`` (id -> one sentence), which
+become the edges and reasons stored in ``cce.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from ..play.records import TurnEvent
+
+SYSTEM = """\
+You are the judge of a multi-agent collaboration benchmark played in a turn-based 2D RPG world. Agents act \
+one tool call per turn; a round gives every active agent one turn, in a fixed order. You decide which \
+actions causally contributed to the team's success. Answer with one JSON object and nothing else."""
+
+ACTION_LINE = (
+    "{% macro line(a) %}[{{ a.id }}] round {{ a.round }}, {{ a.agent }}{% if a.username and a.username != a.agent %}"
+    " ({{ a.username }}){% endif %}: {{ a.action }} -> {{ 'ok' if a.ok else 'FAILED' }}"
+    "{% if a.result %}: {{ a.result }}{% endif %}{% endmacro %}")
+
+TEMPLATES = {
+    "success.j2": ACTION_LINE + """
+{{ task }}
+
+The task was completed successfully. Below are the team's actions (id, round, agent, action, outcome).
+
+{% for a in candidates %}{{ line(a) }}
+{% endfor %}
+Step 1 of the causal analysis: which actions directly achieved the objective? These are the final actions \
+that produced, delivered or completed what the verifier checks (typically in the last rounds). List only \
+those, not the earlier preparation.
+
+Answer as JSON: {"success_action_ids": ["<id>", ...], "reasons": {"<id>": "<one sentence>"}}""",
+
+    "round.j2": ACTION_LINE + """
+{{ task }}
+
+Already known to contribute to the success (later actions):
+{% for a in targets %}{{ line(a) }}
+{% endfor %}
+Actions of round{{ 's' if rounds|length > 1 else '' }} {{ rounds|join(', ') }} to judge:
+{% for a in candidates %}{{ line(a) }}
+{% endfor %}
+Which of these actions causally enabled any of the already-contributing actions listed above, or another \
+action of this round that you mark as contributing (an action can only enable actions that come after it)? \
+Be inclusive: an action counts if it was even somewhat \
+helpful for a contributing action (gathering, crafting, moving into position, handing over items, a \
+message that led a teammate to act). Put every judged id in exactly one of the two lists.
+
+Answer as JSON: {"contributing_ids": ["<id>", ...], "not_contributing_ids": ["<id>", ...], \
+"enables": {"<contributing id>": ["<later id it enabled>", ...]}, "reasons": {"<id>": "<one sentence>"}}""",
+
+    "chat.j2": ACTION_LINE + """
+{{ task }}
+
+Each chat message below is followed by later actions of its recipients that are known to contribute to \
+the success. For each message, which of its listed actions did the message lead to (the recipient acted \
+on what the message said: a request, a plan, a location, an item)? List none if the action would have \
+happened anyway.
+
+{% for m in messages %}Message [{{ m.id }}] round {{ m.round }}, {{ m.agent }} -> {{ m.recipients|join(', ') }}: \
+{{ m.message }}
+{% for a in m.targets %}  {{ line(a) }}
+{% endfor %}
+{% endfor %}
+Answer as JSON: {"links": [{"message_id": "<id>", "action_ids": ["<id>", ...], "reason": "<one sentence>"}]}""",
+}
+
+_env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=False, undefined=jinja2.StrictUndefined,
+                          trim_blocks=False, keep_trailing_newline=False)
+
+ID_LIST = {"type": "array", "items": {"type": "string"}}
+REASONS = {"type": "object", "additionalProperties": {"type": "string"}}
+SUCCESS_SCHEMA = {"type": "object", "required": ["success_action_ids"],
+                  "properties": {"success_action_ids": ID_LIST, "reasons": REASONS}}
+ROUND_SCHEMA = {"type": "object", "required": ["contributing_ids"],
+                "properties": {"contributing_ids": ID_LIST, "not_contributing_ids": ID_LIST,
+                               "enables": {"type": "object", "additionalProperties": ID_LIST}, "reasons": REASONS}}
+CHAT_SCHEMA = {"type": "object", "required": ["links"],
+               "properties": {"links": {"type": "array", "items": {
+                   "type": "object", "required": ["message_id", "action_ids"],
+                   "properties": {"message_id": {"type": "string"}, "action_ids": ID_LIST,
+                                  "reason": {"type": "string"}}}}}}
+
+
+def items_touched(turn: TurnEvent) -> list[str]:
+    """Item keys (and mob types killed) an action's effects involve, for judges that match on names."""
+    e = turn.effects
+    keys = {d.item for d in (*e.gained, *e.lost)} | {t.item for t in e.transfers} | {c.item for c in e.crafted}
+    keys |= {k.mob for k in e.kills}
+    for h in e.harvests:
+        keys |= set(h.items)
+    return sorted(keys)
+
+
+def action_facts(turn: TurnEvent, node_id: str, action: str, result: str) -> dict[str, Any]:
+    """One action as a question shows it (LLM line and scripted data alike)."""
+    facts: dict[str, Any] = {
+        "id": node_id, "step": turn.step, "round": turn.round, "agent": turn.agent, "username": turn.username,
+        "tool": turn.tool, "arguments": dict(turn.arguments or {}), "ok": turn.ok, "action": action,
+        "result": result, "items": items_touched(turn), "target": turn.effects.target,
+    }
+    if turn.effects.chat is not None:
+        facts["recipients"] = list(turn.effects.chat.recipients)
+        facts["message"] = turn.effects.chat.message
+    return facts
+
+
+def render(template: str, **ctx: Any) -> list[dict[str, str]]:
+    """System + user messages for one question."""
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": _env.get_template(template).render(**ctx).strip()}]

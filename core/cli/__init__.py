@@ -1,0 +1,49 @@
+"""The ``agentworld`` command line: the click group and ``main``. Every command comes from a plugin's
+``register_commands`` hook, the built-in ones included (``world.py``, ``tasks.py``, ``prove.py``, ``runs.py``,
+``cce.py`` here, and ``bench`` from ``core.runs.bench``). Commands stay thin: they parse options, call the
+parts below and print.
+
+May import every part of core.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ... import __version__
+from .. import plugins
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="agentworld")
+def cli() -> None:
+    """AgentWorld: benchmark long-horizon collaboration of LLM agent teams."""
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_cmd(as_json: bool) -> None:
+    """List loaded plugins, where they come from and what they register."""
+    rows = plugins.plugin_table()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("plugin", "source", "registers")
+    for r in rows:
+        regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in r.items() if k not in ("name", "source", "hooks"))
+        table.add_row(r["name"], r["source"], regs or ", ".join(r["hooks"]))
+    Console().print(table)
+
+
+def _load_commands() -> None:
+    plugins.get_plugin_manager().hook.register_commands(cli=cli)
+
+
+def main() -> None:
+    _load_commands()
+    cli()

@@ -1,0 +1,488 @@
+"""The round-robin episode (DESIGN section 6) and the turn gate that enforces it.
+
+The episode owns the loop, like PettingZoo's agent-environment cycle: for each round, for each active agent
+in the task's order, it builds the agent's observation and prompts, opens the gate for that agent, awaits
+``team.act(turn)`` (the team calls ``turn.port.call`` once), closes the gate and records a ``turn`` event.
+After the last turn of a round the world ticks (``tick`` event) and the verifier is checked; the episode
+ends on a passing verifier, when no agent is active, or at the round budget. Everything is written to
+``trajectory.jsonl`` as it happens (one flushed line per event), then ``result.json`` and
+``final_state.json``.
+
+The :class:`TurnGate` is the one place that enforces turn order: the first call of the agent whose turn
+it is executes; any other call (out of turn, a second call in the turn, an agent that left) is refused
+with a :class:`ToolResult` the model can read (error ``refused``). External seats (MCP) use
+``wait_turn`` to block until their turn and ``wait_first_call`` to learn that the turn's action happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from ..world.effects import Effects, ToolResult
+from ..world.observation import ChatMessage, PartyMember
+from .prompts import render_system, render_user
+from .protocol import Team, Turn, TurnOutcome
+from .records import AgentStatus, EndEvent, EndReason, EpisodeResult, RefusedCall, StartEvent, TickEvent, TurnEvent
+from ..tasks.task import Task
+from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
+from .trajectory import TrajectoryWriter
+from ..tasks.variants import Variant, apply_variant, get_variant
+from ..tasks.verify import VerifyResult, verify
+from ..world.api import World
+
+Progress = Callable[[Any], None]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The turn gate
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class GateRecord:
+    """What happened at the gate during one turn."""
+
+    agent_id: str
+    round: int
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+    result: ToolResult | None = None
+    refused: list[RefusedCall] = field(default_factory=list)
+    tool_s: float = 0.0  # time the world spent executing the call
+
+
+class GatePort:
+    """A :class:`~agentworld.core.play.protocol.ToolPort` bound to one agent."""
+
+    def __init__(self, gate: "TurnGate", agent_id: str):
+        self.gate = gate
+        self.agent_id = agent_id
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        return await self.gate.call(self.agent_id, tool, arguments)
+
+
+class TurnGate:
+    """Lets exactly one call through per turn, for the agent whose turn it is."""
+
+    def __init__(self, world: World, tools: dict[str, ToolSpec], is_active: Callable[[str], bool]):
+        self.world = world
+        self.tools = tools  # the tools this episode offers (the variant may have removed chat)
+        self.is_active = is_active
+        self.current: str | None = None
+        self.round = 0
+        self.finished = False
+        self._record: GateRecord | None = None
+        self._changed = asyncio.Event()
+        self._first_call = asyncio.Event()
+        self.stray: dict[str, list[RefusedCall]] = {}  # out-of-turn calls, reported on the caller's next turn
+
+    # -- the episode's side ------------------------------------------------------------------------
+    def open(self, agent_id: str, round: int) -> None:
+        if self._record is not None:
+            raise RuntimeError(f"turn gate: open({agent_id}) while {self._record.agent_id}'s turn is open")
+        self.current, self.round = agent_id, round
+        self._record = GateRecord(agent_id=agent_id, round=round)
+        self._first_call = asyncio.Event()
+        self._notify()
+
+    def close(self) -> GateRecord:
+        if self._record is None:
+            raise RuntimeError("turn gate: close() without an open turn")
+        record, self._record, self.current = self._record, None, None
+        self._first_call.set()  # wake anyone waiting on this turn: it is over either way
+        self._notify()
+        return record
+
+    def finish(self) -> None:
+        """The episode is over: wake every waiter; every later call is refused."""
+        self.finished = True
+        self._first_call.set()
+        self._notify()
+
+    def _notify(self) -> None:
+        ev, self._changed = self._changed, asyncio.Event()
+        ev.set()
+
+    # -- the agents' side ---------------------------------------------------------------------------
+    def port(self, agent_id: str) -> GatePort:
+        return GatePort(self, agent_id)
+
+    async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        rec = self._record
+        reason = None
+        if self.finished:
+            reason = "the episode is over"
+        elif not self.is_active(agent_id):
+            reason = "you have left the episode (completed, dead or out of action steps); you cannot act any more"
+        elif rec is None or rec.agent_id != agent_id:
+            whose = f"it is {rec.agent_id}'s turn" if rec else "no turn is open"
+            reason = f"it is not your turn ({whose}); wait for your turn"
+        elif rec.tool is not None:
+            reason = (f"you already acted this turn ({rec.tool}); one tool call per turn. "
+                      "Your next turn comes in the next round")
+        if reason is not None:
+            refused = RefusedCall(tool=str(tool), arguments=arguments if isinstance(arguments, dict) else None,
+                                  reason=reason)
+            if rec is not None and rec.agent_id == agent_id:
+                rec.refused.append(refused)
+            else:
+                self.stray.setdefault(agent_id, []).append(refused)
+            return ToolResult.fail("refused", f"Refused: {reason}.")
+        assert rec is not None
+        rec.tool, rec.arguments = str(tool), arguments  # non-dict arguments are refused by the tool as bad_args
+        t0 = time.perf_counter()
+        spec = self.tools.get(tool)
+        if spec is None:
+            known = ", ".join(self.tools)
+            removed = " (chat is disabled in this game)" if tool in TOOLS else ""
+            result = ToolResult.fail("unknown_tool", f"Unknown tool '{tool}'{removed}. Tools: {known}.")
+        else:
+            result = spec.execute(self.world, agent_id, arguments)
+        rec.tool_s = time.perf_counter() - t0
+        rec.result = result
+        self._first_call.set()
+        return result
+
+    async def wait_turn(self, agent_id: str, timeout: float | None = None) -> bool:
+        """Block until it is ``agent_id``'s turn and it has not acted yet. False on timeout, end, or retirement."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            rec = self._record
+            if rec is not None and rec.agent_id == agent_id and rec.tool is None and not self.finished:
+                return True
+            if self.finished or not self.is_active(agent_id):
+                return False
+            ev = self._changed
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(ev.wait(), remaining)
+            except (asyncio.TimeoutError, TimeoutError):
+                return False
+
+    async def wait_first_call(self, timeout: float | None = None) -> bool:
+        """Wait until the open turn's call has executed (or the turn/episode ended). False on timeout."""
+        ev = self._first_call
+        try:
+            await asyncio.wait_for(ev.wait(), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            return False
+        return True
+
+    @property
+    def acted(self) -> bool:
+        """Whether the open turn's call has executed."""
+        return self._record is not None and self._record.tool is not None
+
+
+# ---------------------------------------------------------------------------------------------------
+# The episode
+# ---------------------------------------------------------------------------------------------------
+def make_world(task: Task, seed: int) -> World:
+    """The default backend: the embedded engine with the task's world rule overrides."""
+    from ..world.datapack import load_world
+    from ..world.engine import EmbeddedWorld
+
+    return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
+
+
+def agent_status(world: World, agent_id: str) -> AgentStatus:
+    st = world.player_state(agent_id)
+    return AgentStatus(hp=st.hp, max_hp=st.max_hp, x=st.x, y=st.y, level=st.combat_level, alive=st.alive,
+                       xp=sum(st.xp.values()),
+                       inventory=[{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory])
+
+
+class Episode:
+    """One task played by one team. ``await Episode(...).run()`` -> EpisodeResult."""
+
+    def __init__(self, task: Task, team: Team, *, seed: int = 0, variant: str | Variant = "vanilla",
+                 out_dir: str | Path | None = None, framework: str = "", model: str = "",
+                 obs_format: str = "text", turn_timeout: float | None = None, progress: Progress | None = None,
+                 world: World | None = None, episode_id: str | None = None, played_task: Task | None = None):
+        """``task`` is the task as written; the episode plays ``apply_variant(task, variant, seed)``. A caller
+        that already made that transformed task (to build the team for it) passes it as ``played_task``."""
+        if obs_format not in ("text", "json"):
+            raise ValueError(f"obs_format must be 'text' or 'json', got {obs_format!r}")
+        self.variant = get_variant(variant)
+        self.base_task = task
+        self.task = played_task if played_task is not None else apply_variant(task, self.variant, seed)
+        self.team = team
+        self.seed = seed
+        self.framework, self.model = framework, model
+        self.obs_format = obs_format
+        self.turn_timeout = turn_timeout
+        self.progress = progress
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.episode_id = episode_id or f"{task.id}-{self.variant.label}-s{seed}"
+        self.agent_ids = self.task.agent_ids
+        self.usernames = {a.agent_id: a.username for a in self.task.agents}
+        self.world = world if world is not None else make_world(self.task, seed)
+        for a in self.task.agents:
+            self.world.add_player(a.player_spec())
+        self.tools: dict[str, ToolSpec] = {n: t for n, t in TOOLS.items()
+                                           if not (self.variant.remove_chat and t.is_chat)}
+        self.active: set[str] = set(self.agent_ids)
+        self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active)
+        self.actions_used = {a: 0 for a in self.agent_ids}
+        self.last_result: dict[str, ToolResult] = {}
+        self.history: list[tuple[str, Effects]] = []
+        self.events: list[Any] = []
+        self.round = 0
+        self.coordinator = self.agent_ids[0]
+        self._coordinator_inbox: list[ChatMessage] = []
+        self.system_prompts = {
+            a.agent_id: render_system(self.task, a, self.world.rules, can_chat=not self.variant.remove_chat,
+                                      shared_plan=self.task.shared_plan if self.variant.show_shared_plan else None)
+            for a in self.task.agents}
+        self._writer: TrajectoryWriter | None = None
+        self._step = 0
+        self._counts = {"actions": 0, "chats": 0, "tool_errors": 0, "no_calls": 0, "refused": 0, "infra": 0,
+                        "tokens_in": 0, "tokens_out": 0}
+        self.harness_s = 0.0
+        self.record_s = 0.0  # time spent writing turn events (part of harness_s, outside each event's own figure)
+        self.verification: VerifyResult | None = None
+        self.result: EpisodeResult | None = None
+
+    # -- recording ----------------------------------------------------------------------------------
+    def _emit(self, event: Any) -> None:
+        self.events.append(event)
+        if self._writer is not None:
+            self._writer.write(event)
+        if self.progress is not None:
+            self.progress(event)
+
+    # -- the loop -------------------------------------------------------------------------------------
+    async def run(self) -> EpisodeResult:
+        wall0 = time.perf_counter()
+        if self.out_dir is not None:
+            self._writer = TrajectoryWriter(self.out_dir / "trajectory.jsonl")
+            # the task definition as written, for exporters (the paper's task_definition field)
+            (self.out_dir / "task.json").write_text(json.dumps(self.base_task.raw, indent=1, default=str) + "\n",
+                                                    encoding="utf-8")
+        self._emit(StartEvent(
+            episode_id=self.episode_id, task_id=self.task.id, seed=self.seed, variant=self.variant.label,
+            framework=self.framework, model=self.model, world_version=self.world.version,
+            agents=[{"agent_id": a.agent_id, "username": a.username, "x": a.x, "y": a.y} for a in self.task.agents],
+            max_rounds=self.task.rounds, max_action_steps=self.task.max_action_steps, timestamp=_now()))
+        reason: EndReason = "round_budget"
+        try:
+            await self.team.start(self)
+            for rnd in range(1, self.task.rounds + 1):
+                self.round = rnd
+                for agent_id in self.agent_ids:
+                    if agent_id in self.active:
+                        await self._turn(agent_id, rnd)
+                if self._tick(rnd):
+                    reason = "verifier_passed"
+                    break
+                if not self.active:
+                    reason = "no_active_agents"
+                    break
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            reason = "aborted"
+            raise
+        except Exception:
+            reason = "error"
+            raise
+        finally:
+            self.gate.finish()
+            try:
+                await self.team.aclose()
+            finally:
+                self._finish(reason, time.perf_counter() - wall0)
+        assert self.result is not None
+        return self.result
+
+    async def _act(self, turn: Turn) -> tuple[TurnOutcome, str | None]:
+        """Run the team's turn; (outcome, None) or (outcome, 'timeout'|'team error ...')."""
+        try:
+            if self.turn_timeout is not None:
+                return await asyncio.wait_for(self.team.act(turn), self.turn_timeout), None
+            return await self.team.act(turn), None
+        except (asyncio.TimeoutError, TimeoutError):
+            return TurnOutcome(), "timeout"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a crashing team must not take the benchmark down: record it apart
+            return TurnOutcome(infra_error=f"team raised {type(exc).__name__}: {exc}"), "team_error"
+
+    def _observe(self, agent_id: str, rnd: int):
+        obs = self.world.observe(agent_id)
+        obs.round, obs.max_rounds = rnd, self.task.rounds
+        obs.actions_left = self.task.max_action_steps - self.actions_used[agent_id]
+        if obs.last_result is None and agent_id in self.last_result:
+            obs.last_result = self.last_result[agent_id].text
+        if self.variant.party_status:
+            party = []
+            for other in self.agent_ids:
+                if other != agent_id:
+                    st = self.world.player_state(other)
+                    party.append(PartyMember(username=st.username, hp=st.hp, max_hp=st.max_hp, alive=st.alive))
+            obs.party = party
+        if self.variant.oracle_communication and agent_id == self.coordinator and self._coordinator_inbox:
+            obs.chat = sorted(obs.chat + self._coordinator_inbox, key=lambda m: m.round)
+            self._coordinator_inbox = []
+        return obs
+
+    async def _turn(self, agent_id: str, rnd: int) -> None:
+        t0 = time.perf_counter()
+        obs = self._observe(agent_id, rnd)
+        obs_text = obs.render(self.obs_format)  # type: ignore[arg-type]
+        agent = self.task.agent(agent_id)
+        turn = Turn(
+            agent_id=agent_id, username=agent.username, round=rnd, observation=obs, observation_text=obs_text,
+            system_prompt=self.system_prompts[agent_id],
+            user_prompt=render_user(obs_text, username=agent.username, round=rnd, max_rounds=self.task.rounds),
+            tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
+            extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
+                   "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})
+        self.gate.open(agent_id, rnd)
+        pre = time.perf_counter() - t0
+        outcome, failure = await self._act(turn)
+        t1 = time.perf_counter()
+        rec = self.gate.close()
+        result = rec.result
+        if result is None:  # no call reached the gate this turn
+            if failure == "timeout":
+                result = ToolResult.fail("timeout", f"No action: you did not act within {self.turn_timeout}s.")
+            elif outcome.infra_error:
+                result = ToolResult.fail("infra", f"No action: the model service failed ({outcome.infra_error}).")
+            else:
+                result = ToolResult.fail("no_call", "No action: your reply contained no tool call. Call exactly one tool.")
+        error = result.error
+        is_chat = rec.tool in CHAT_TOOLS
+        # chat is free; so is a turn the model service lost (an infrastructure failure is not the agent's)
+        counts = not is_chat and not (rec.tool is None and result.error == "infra")
+        self._count(rec, result, outcome, is_chat)
+        if counts:
+            self.actions_used[agent_id] += 1
+        self.last_result[agent_id] = result
+        self.history.append((agent_id, result.effects))
+        if self.variant.oracle_communication:
+            self._forward_to_coordinator(agent_id, rnd, result.effects)
+        refused = self.gate.stray.pop(agent_id, []) + rec.refused
+        self._counts["refused"] += len(refused)
+        self._retire_if_done(agent_id, rec, result)
+        status = agent_status(self.world, agent_id)
+        harness = pre + rec.tool_s + (time.perf_counter() - t1)
+        event = TurnEvent(
+            step=self._step, round=rnd, agent=agent_id, username=agent.username, tool=rec.tool,
+            arguments=rec.arguments if isinstance(rec.arguments, dict) or rec.arguments is None else {"_raw": repr(rec.arguments)},
+            ok=result.ok, result=result.text, error=error, effects=result.effects, refused=refused,
+            counts_as_action=counts, status=status, thinking=outcome.thinking, tokens_in=outcome.tokens_in,
+            tokens_out=outcome.tokens_out, model_latency_s=outcome.model_latency_s, harness_s=harness,
+            infra_error=outcome.infra_error, context_trimmed=outcome.context_trimmed, timestamp=_now())
+        self._step += 1
+        t2 = time.perf_counter()
+        self._emit(event)
+        record = time.perf_counter() - t2  # writing the event itself (not in its own harness_s: it is inside it)
+        self.record_s += record
+        self.harness_s += harness + record
+
+    def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool) -> None:
+        c = self._counts
+        c["tokens_in"] += outcome.tokens_in
+        c["tokens_out"] += outcome.tokens_out
+        if outcome.infra_error:
+            c["infra"] += 1
+        if rec.tool is None:
+            if result.error in ("no_call", "timeout"):
+                c["no_calls"] += 1
+            return
+        if is_chat:
+            c["chats"] += 1
+        else:
+            c["actions"] += 1
+        if not result.ok:
+            c["tool_errors"] += 1
+
+    def _forward_to_coordinator(self, sender: str, rnd: int, effects: Effects) -> None:
+        chat = effects.chat
+        if chat is None or sender == self.coordinator or self.coordinator in chat.recipients:
+            return
+        self._coordinator_inbox.append(ChatMessage(round=rnd, sender=self.usernames[sender], text=chat.message,
+                                                   scope=chat.scope))
+
+    def _retire(self, agent_id: str, reason: str) -> None:
+        if agent_id not in self.active:
+            return
+        self.active.discard(agent_id)
+        if self.world.player_state(agent_id).active:
+            self.world.remove_player(agent_id, reason)
+
+    def _retire_if_done(self, agent_id: str, rec: GateRecord, result: ToolResult) -> None:
+        st = self.world.player_state(agent_id)
+        if result.effects.completed or (rec.tool == "complete" and result.ok):
+            self._retire(agent_id, "completed")
+        elif not st.alive or not st.active:
+            self._retire(agent_id, "dead" if not st.alive else "left")
+        elif self.actions_used[agent_id] >= self.task.max_action_steps:
+            self._retire(agent_id, "max_action_steps")
+
+    def _tick(self, rnd: int) -> bool:
+        report = self.world.end_round(rnd)
+        self.history.append(("", report.effects))
+        for agent_id in list(self.active):
+            st = self.world.player_state(agent_id)
+            if not st.alive or not st.active:
+                self._retire(agent_id, "dead" if not st.alive else "left")
+        passed = 0
+        success = False
+        if self.task.verifiable:
+            self.verification = verify(self.task, self.world, self.history)
+            passed = sum(cp.achieved for cp in self.verification.checkpoints)
+            success = self.verification.success
+        self._emit(TickEvent(round=rnd, effects=report.effects, lines=report.lines, checkpoints_passed=passed,
+                             timestamp=_now()))
+        return success
+
+    def _finish(self, reason: EndReason, wall_s: float) -> None:
+        try:
+            vr = verify(self.task, self.world, self.history)
+        except Exception:  # noqa: BLE001 - an episode that died in the world may not be verifiable
+            if reason not in ("error", "aborted"):
+                raise
+            vr = VerifyResult(verifiable=self.task.verifiable, success=False, psr=0.0, checkpoints=[],
+                              message="not verified: the episode stopped with an error")
+        self.verification = vr
+        unreported = {a: calls for a, calls in self.gate.stray.items() if calls}
+        self.gate.stray.clear()
+        self._counts["refused"] += sum(len(calls) for calls in unreported.values())
+        self._emit(EndEvent(reason=reason, rounds=self.round, refused=unreported, timestamp=_now()))
+        c = self._counts
+        self.result = EpisodeResult(
+            episode_id=self.episode_id, task_id=self.task.id, category=self.task.category,
+            n_agents=len(self.agent_ids), seed=self.seed, variant=self.variant.label, framework=self.framework,
+            model=self.model, verifiable=vr.verifiable, success=vr.success, psr=vr.psr, checkpoints=vr.checkpoints,
+            message=vr.message, end_reason=reason, rounds=self.round, max_rounds=self.task.rounds,
+            actions=c["actions"], chats=c["chats"], tool_errors=c["tool_errors"], no_calls=c["no_calls"],
+            refused_calls=c["refused"], infra_errors=c["infra"], tokens_in=c["tokens_in"],
+            tokens_out=c["tokens_out"], wall_s=wall_s, harness_s=self.harness_s)
+        if self._writer is not None:
+            self._writer.close()
+        if self.out_dir is not None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            (self.out_dir / "result.json").write_text(self.result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            state = {"episode_id": self.episode_id, "task_id": self.task.id, "round": self.round,
+                     "active": [a for a in self.agent_ids if a in self.active],
+                     "players": {a: self.world.player_state(a).model_dump() for a in self.agent_ids},
+                     "world": self.world.snapshot()}
+            (self.out_dir / "final_state.json").write_text(json.dumps(state, indent=1, default=str) + "\n",
+                                                           encoding="utf-8")
+
+
+async def run_episode(task: Task, team: Team, **kwargs: Any) -> EpisodeResult:
+    """Construct an :class:`Episode` and run it (same keyword arguments)."""
+    return await Episode(task, team, **kwargs).run()

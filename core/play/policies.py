@@ -1,0 +1,151 @@
+"""Teams without a model: the oracle (plays the task's reference solution), random, and idle.
+
+A :class:`Policy` maps a turn to one tool call (or None for no call). :class:`PolicyTeam` plays a policy
+through the turn's port, one call per turn, exactly like a model-backed team would. The frameworks plugins
+wrap the same policies inside AutoGen/LangChain/CAMEL model interfaces (``scripted:oracle``).
+
+- ``oracle``: each agent plays its list in ``reference_solution`` in order, one step per turn of that
+  agent; when the list is exhausted it calls ``complete``. Proves a task solvable.
+- ``random``: uniform over the actions that make sense from the observation (harvest, attack or pick up
+  what is nearby, walk a short way, equip or use an inventory slot, craft a recipe whose inputs are held,
+  give an item to a nearby teammate, chat, sleep). Seeded per agent. A floor to compare against.
+- ``idle``: sleeps every turn (the "does nothing" team every shipped task must fail with).
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from typing import Any
+
+from .protocol import Team, Turn, TurnOutcome
+
+Decision = tuple[str, dict[str, Any]] | None
+
+
+class Policy(ABC):
+    name = "policy"
+
+    @abstractmethod
+    def decide(self, turn: Turn) -> Decision:
+        """The one tool call for this turn, as (tool name, arguments), or None for no call."""
+
+
+class OraclePolicy(Policy):
+    name = "oracle"
+
+    def __init__(self, task: Any):
+        if not task.reference_solution:
+            raise ValueError(f"task {task.id} has no reference_solution; the oracle team plays that plan, "
+                             "so add one to the task file (see tasks/main/ for examples)")
+        self.steps = {agent: [(s.tool, dict(s.args)) for s in steps] for agent, steps in task.reference_solution.items()}
+        self.index: dict[str, int] = {}
+
+    def decide(self, turn: Turn) -> Decision:
+        i = self.index.get(turn.agent_id, 0)
+        self.index[turn.agent_id] = i + 1
+        steps = self.steps.get(turn.agent_id, [])
+        if i < len(steps):
+            tool, args = steps[i]
+            return tool, dict(args)
+        return "complete", {"response": "my part of the plan is done"}
+
+
+class IdlePolicy(Policy):
+    name = "idle"
+
+    def decide(self, turn: Turn) -> Decision:
+        return "sleep", {"seconds": 1}
+
+
+_CHAT_LINES = ("I am on my way.", "What do you need?", "I have some items.", "Where are you?", "Let's meet up.")
+
+
+class RandomPolicy(Policy):
+    name = "random"
+
+    def __init__(self, seed: int = 0, task: Any = None):
+        self.seed = seed
+        self.task = task
+        self._rngs: dict[str, random.Random] = {}
+        self._recipes: list[Any] | None = None
+        self._map: Any = None
+
+    def _rng(self, agent_id: str) -> random.Random:
+        rng = self._rngs.get(agent_id)
+        if rng is None:
+            rng = self._rngs[agent_id] = random.Random(f"random-policy:{self.seed}:{agent_id}")
+        return rng
+
+    def recipes(self) -> list[Any]:
+        if self._recipes is None:
+            from ..tasks.task import world_index
+
+            self._recipes = list(world_index().recipes)
+        return self._recipes
+
+    def walkable(self, x: int, y: int) -> bool:
+        if self._map is None:
+            from ..tasks.task import world_index
+
+            self._map = world_index().loaded.map
+        return self._map.walkable(x, y)
+
+    def candidates(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
+        obs = turn.observation
+        allowed = {t.name for t in turn.tools}
+        out: list[tuple[str, dict[str, Any]]] = []
+        for e in obs.nearby:
+            if e.kind == "resource":
+                out.append(("harvest_resource", {"targetInstance": e.id}))
+            elif e.kind == "mob":
+                out.append(("attack_entity", {"targetInstance": e.id}))
+            elif e.kind == "ground_item":
+                out.append(("pickup_resource", {"targetInstance": e.id}))
+            elif e.kind == "portal" and e.distance <= 1:
+                out.append(("enter_portal", {}))
+            elif e.kind == "player" and obs.inventory:
+                slot = obs.inventory[len(out) % len(obs.inventory)]
+                out.append(("transfer_items", {"targetPlayer": e.id, "itemKey": slot.key, "count": 1}))
+        for dx, dy in ((12, 0), (-12, 0), (0, 12), (0, -12)):
+            if self.walkable(obs.x + dx, obs.y + dy):
+                out.append(("move_character", {"x": obs.x + dx, "y": obs.y + dy}))
+        for slot in obs.inventory:
+            out.append(("equip_item", {"index": slot.index}))
+        held = {s.key: s.count for s in obs.inventory}
+        for r in self.recipes():
+            if all(held.get(k, 0) >= n for k, n in r.inputs.items()):
+                out.append(("craft_item", {"skill": r.skill.capitalize(), "itemKey": next(iter(r.outputs)), "count": 1}))
+        if "chat" in allowed:
+            out.append(("chat", {"message": _CHAT_LINES[len(out) % len(_CHAT_LINES)]}))
+        out.append(("sleep", {"seconds": 1}))
+        return [c for c in out if c[0] in allowed]
+
+    def decide(self, turn: Turn) -> Decision:
+        options = self.candidates(turn)
+        return self._rng(turn.agent_id).choice(options) if options else None
+
+
+def make_policy(name: str, task: Any, seed: int = 0) -> Policy:
+    if name == "oracle":
+        return OraclePolicy(task)
+    if name == "random":
+        return RandomPolicy(seed, task)
+    if name == "idle":
+        return IdlePolicy()
+    raise ValueError(f"unknown scripted policy {name!r}; use oracle, random or idle")
+
+
+class PolicyTeam(Team):
+    """Plays a policy: one port call per turn (none when the policy returns None)."""
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+
+    async def act(self, turn: Turn) -> TurnOutcome:
+        decision = self.policy.decide(turn)
+        if decision is None:
+            return TurnOutcome(thinking=f"{self.policy.name}: no action")
+        tool, args = decision
+        await turn.port.call(tool, args)
+        return TurnOutcome(thinking=f"{self.policy.name}: {tool}")

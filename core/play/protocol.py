@@ -1,0 +1,90 @@
+"""The contract between the episode and a team of agents.
+
+The episode owns the loop (like PettingZoo's agent-environment cycle). For each agent's turn it opens the
+turn gate for that agent, hands the team a :class:`Turn`, and awaits ``team.act(turn)``. The team (any
+framework) acts by calling ``turn.port.call(tool, arguments)`` exactly once: in process, or through the MCP
+server, which calls the same gate. The gate executes the first call, refuses any other (out of turn, second
+call, another agent's character) with a message the model can read, and records everything. ``act`` returns
+a :class:`TurnOutcome` with what only the team knows: its reasoning, tokens, model latency and model errors.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from ..world.effects import ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..world.observation import Observation
+    from ..world.tools import ToolSpec
+
+
+class ToolPort(Protocol):
+    """One agent's handle on the tools for one turn (bound to that agent by the episode)."""
+
+    agent_id: str
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Execute a tool as this agent. Never raises for bad input: refusals come back as results."""
+        ...
+
+
+@dataclass
+class Turn:
+    """Everything an agent may know at the start of its turn."""
+
+    agent_id: str
+    username: str
+    round: int
+    observation: "Observation"
+    observation_text: str  # rendered in the episode's observation format
+    system_prompt: str  # rendered from the task (Jinja2), constant over the episode
+    user_prompt: str  # the per-turn prompt: observation + chat + what to do
+    tools: list["ToolSpec"]  # the tools this agent may call this episode (variant-dependent)
+    port: ToolPort
+    last_result: ToolResult | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # variant data, e.g. the shared plan
+
+
+class TurnOutcome(BaseModel):
+    """What the team reports back about a turn, beyond the tool call the gate already recorded."""
+
+    thinking: str = ""  # the model's text besides the tool call (kept in the trajectory)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_latency_s: float = 0.0  # time spent waiting for the model
+    model_calls: int = 0
+    infra_error: str | None = None  # model service failed after retries: recorded apart from agent failures
+    context_trimmed: int = 0  # history messages dropped or summarised this turn to stay within budget
+    raw_calls: list[dict[str, Any]] = Field(default_factory=list)  # tool calls the model emitted, as emitted
+
+
+class Team(ABC):
+    """A team of agents built in some framework. One instance per episode."""
+
+    @abstractmethod
+    async def act(self, turn: Turn) -> TurnOutcome:
+        """Play one turn of ``turn.agent_id``: call ``turn.port.call(...)`` once, then return."""
+
+    async def start(self, episode: Any) -> None:  # noqa: B027 - optional hook
+        """Called once by the episode before the first turn (``episode`` has ``world``, ``gate``, ``task``).
+
+        Teams that reach the tools through the MCP server start or join it here."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release clients, sessions, servers."""
+
+
+@dataclass
+class TeamSpec:
+    """What a framework plugin's factory receives to build a team for one episode."""
+
+    task: Any  # agentworld.core.tasks.task.Task
+    model: str  # model spec string, e.g. "openai:gpt-4.1-mini", "scripted:oracle" (see core/play/models.py)
+    seed: int = 0
+    agent_ids: list[str] = field(default_factory=list)  # the agents this team plays (all, for the usual case)
+    options: dict[str, Any] = field(default_factory=dict)  # framework options: tools="inproc"|"mcp", mcp_url, base_url...

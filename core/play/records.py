@@ -1,0 +1,133 @@
+"""What an episode writes: the events of ``trajectory.jsonl`` and ``result.json``.
+
+One definition read by everything downstream (verifiers' history, CCE, exporters, reports, resume).
+``trajectory.jsonl`` holds one JSON object per line: a ``start`` event, then per round one ``turn`` event
+per acting agent and one ``tick`` event, then an ``end`` event. Each line is flushed as it is written,
+so a killed run leaves a readable prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from ..tasks.verify import Checkpoint
+from ..world.effects import Effects, ErrorKind
+
+EndReason = Literal["verifier_passed", "round_budget", "no_active_agents", "budget_stop", "aborted", "error"]
+
+
+class AgentStatus(BaseModel):
+    """A compact picture of one agent after its action (what the paper's `status` and inventory carried)."""
+
+    hp: int
+    max_hp: int
+    x: int
+    y: int
+    level: int  # combat level
+    alive: bool
+    inventory: list[dict[str, Any]]  # [{"key", "name", "count"}]
+    xp: int = 0  # total XP over all skills (the paper's status line shows it); added by EPISODE
+
+
+class StartEvent(BaseModel):
+    type: Literal["start"] = "start"
+    episode_id: str
+    task_id: str
+    seed: int
+    variant: str
+    framework: str
+    model: str
+    world_version: str
+    agents: list[dict[str, Any]]  # [{"agent_id", "username", "x", "y"}] in turn order
+    max_rounds: int
+    max_action_steps: int
+    timestamp: str
+
+
+class RefusedCall(BaseModel):
+    tool: str
+    arguments: dict[str, Any] | None = None
+    reason: str
+
+
+class TurnEvent(BaseModel):
+    type: Literal["turn"] = "turn"
+    step: int  # global sequence number of this turn in the episode (0-based)
+    round: int
+    agent: str  # agent id (YAML key)
+    username: str
+    tool: str | None  # None: no tool call this turn
+    arguments: dict[str, Any] | None = None
+    ok: bool = False
+    result: str = ""  # the text the agent saw
+    error: ErrorKind | None = None
+    effects: Effects = Field(default_factory=Effects)
+    refused: list[RefusedCall] = Field(default_factory=list)  # further calls in the same turn, refused
+    counts_as_action: bool = True  # False for chat tools (max_action_steps counts the others)
+    status: AgentStatus | None = None
+    thinking: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_latency_s: float = 0.0
+    harness_s: float = 0.0  # time in the harness for this turn (observation, prompts, tool, recording)
+    infra_error: str | None = None
+    context_trimmed: int = 0
+    timestamp: str = ""
+
+
+class TickEvent(BaseModel):
+    type: Literal["tick"] = "tick"
+    round: int
+    effects: Effects = Field(default_factory=Effects)
+    lines: list[str] = Field(default_factory=list)
+    checkpoints_passed: int = 0
+    timestamp: str = ""
+
+
+class EndEvent(BaseModel):
+    type: Literal["end"] = "end"
+    reason: EndReason
+    rounds: int
+    # out-of-turn calls whose caller had no later turn to report them with (agent id -> refused calls)
+    refused: dict[str, list[RefusedCall]] = Field(default_factory=dict)
+    timestamp: str = ""
+
+
+Event = Annotated[Union[StartEvent, TurnEvent, TickEvent, EndEvent], Field(discriminator="type")]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(line: str) -> StartEvent | TurnEvent | TickEvent | EndEvent:
+    return EVENT_ADAPTER.validate_json(line)
+
+
+class EpisodeResult(BaseModel):
+    episode_id: str
+    task_id: str
+    category: str | None = None
+    n_agents: int
+    seed: int
+    variant: str = "vanilla"
+    framework: str
+    model: str
+    verifiable: bool = True  # False for a paper-format task without a verifier
+    success: bool
+    psr: float  # share of checkpoints achieved
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    message: str = ""  # "staff with wizard: 1/1, all alive: yes"
+    end_reason: EndReason
+    rounds: int
+    max_rounds: int
+    actions: int  # non-chat tool calls
+    chats: int
+    tool_errors: int  # calls the world refused (bad args, out of range...)
+    no_calls: int  # turns where the model made no tool call
+    refused_calls: int  # calls refused by the turn gate
+    infra_errors: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    harness_s: float = 0.0

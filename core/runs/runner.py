@@ -1,0 +1,575 @@
+"""Runs of many episodes: planning, concurrent execution, results, resume and budgets.
+
+Layout of a run folder (``runs/<run-id>/``)::
+
+    manifest.json        versions, git commit, the run spec (no secrets), the plan, sessions, stop reason
+    results.jsonl        one EpisodeResult per line, appended as episodes finish
+    episodes/<id>/       trajectory.jsonl, result.json, final_state.json (written by the Episode), cce.json
+
+An episode counts as done only when its line is in ``results.jsonl`` (the runner appends it after the
+episode returned; the line is flushed and fsynced). ``--resume`` keeps those, reruns every other planned
+episode from the start (its partial folder is deleted first), and retries infrastructure-errored ones.
+Episode ids are deterministic (run_spec.episode_id), so nothing is ever run or recorded twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable, Protocol
+
+from ..play.records import EpisodeResult, TurnEvent
+from .run_spec import RunSpec, RunSpecError, episode_id, parse_size_range
+from .jobs import EpisodeJob, ProgressFn, RateLimiter, error_result, remember_task, run_episode_job
+
+MANIFEST = "manifest.json"
+RESULTS = "results.jsonl"
+EPISODES = "episodes"
+
+KEY_PACKAGES = ("pydantic", "pluggy", "rich", "click", "jinja2", "networkx", "mcp", "openai", "autogen-agentchat",
+                "camel-ai", "langgraph", "dask", "distributed")
+
+
+def utcnow() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def parse_model_spec(model: str, options: dict[str, Any]) -> Any:
+    """``model``'s ModelSpec with the job options that are ModelSpec fields (base_url, api_key_env, ...)."""
+    from ..play.models import ModelSpec
+
+    return ModelSpec.parse(model, **{k: v for k, v in options.items()
+                                     if k in ModelSpec.model_fields and k not in ("provider", "model")})
+
+
+def model_settings(model: str, options: dict[str, Any]) -> dict[str, Any] | None:
+    """A model's full settings for the manifest (ModelSpec.redacted(): key variable name, never the key)."""
+    if not model:
+        return None
+    try:
+        return parse_model_spec(model, options).redacted()
+    except Exception as e:  # noqa: BLE001 - recorded, the framework reports the real error when it runs
+        return {"unparsed": model, "error": str(e)[:200]}
+
+
+def select_tasks(spec: RunSpec) -> list[Any]:
+    """The spec's tasks: ids/paths and suite, deduplicated in order, filtered by category and team size."""
+    from ..tasks import task as task_mod
+
+    chosen: list[Any] = []
+    for ref in spec.tasks:
+        chosen.append(task_mod.find_task(ref))  # an id of a shipped task, or a path to a task YAML
+    if spec.suite:
+        chosen.extend(task_mod.load_suite(spec.suite))
+    seen: set[str] = set()
+    unique = [t for t in chosen if not (t.id in seen or seen.add(t.id))]
+    for t in unique:
+        remember_task(t)
+    if spec.categories:
+        cats = {c.lower() for c in spec.categories}
+        unique = [t for t in unique if (t.category or "").lower() in cats]
+    if spec.agents:
+        lo, hi = parse_size_range(spec.agents)
+        unique = [t for t in unique if len(t.agents) >= lo and (hi is None or len(t.agents) <= hi)]
+    if not unique:
+        raise RunSpecError(f"the selection matches no task (tasks={spec.tasks}, suite={spec.suite}, "
+                           f"categories={spec.categories}, agents={spec.agents}); `agentworld tasks list` shows them")
+    return unique
+
+
+def plan_jobs(spec: RunSpec, tasks: Iterable[Any]) -> list[EpisodeJob]:
+    """The grid, in a stable order: framework, model, variant, task, seed."""
+    tasks = list(tasks)
+    _check_variants(spec.variants)
+    options = {"tools": spec.tools, **spec.options}
+    if spec.base_url:
+        options["base_url"] = spec.base_url
+    if spec.api_key_env:
+        options["api_key_env"] = spec.api_key_env
+    jobs: list[EpisodeJob] = []
+    for framework in spec.frameworks:
+        for model in spec.models_for(framework):
+            for variant in spec.variants:
+                for t in tasks:
+                    for seed in spec.seed_list():
+                        path = getattr(t, "path", None)
+                        jobs.append(EpisodeJob(
+                            episode_id=episode_id(t.id, framework, model, variant, seed), task_id=t.id,
+                            task_path=str(path) if path else None, category=getattr(t, "category", None),
+                            n_agents=len(t.agents), framework=framework, model=model, variant=variant,
+                            seed=seed, team_factory=spec.team_factory, options=dict(options),
+                            obs_format=spec.obs_format, turn_timeout=spec.turn_timeout))
+    return jobs
+
+
+def _check_variants(names: list[str]) -> None:
+    from ..tasks.variants import get_variant
+
+    for name in names:
+        try:
+            get_variant(name)
+        except ValueError as e:
+            raise RunSpecError(f"--variant / variants: {e}") from None
+
+
+def make_cce_scorer(spec: RunSpec) -> Callable[[Path], None] | None:
+    """A function writing cce.json into an episode folder with the spec's judge (None without a judge)."""
+    if not spec.cce_judge:
+        return None
+    from .. import plugins
+    from ..cce.score import score_episode, write_report
+    from ..cce.judges import JudgeCache
+
+    try:
+        judge = plugins.get("judge", spec.cce_judge)(**spec.cce_options)
+    except KeyError as e:
+        raise RunSpecError(f"cce_judge: {e.args[0] if e.args else e}") from None
+    except (TypeError, ValueError) as e:
+        raise RunSpecError(f"cce_judge {spec.cce_judge!r} / cce_options: {e}") from None
+
+    def score(folder: Path) -> None:
+        cache = JudgeCache(folder.parent.parent / ".cce_cache")
+        write_report(folder, score_episode(folder, judge, cache=cache))
+
+    return score
+
+
+def needs_retry(result: EpisodeResult) -> bool:
+    return result.end_reason == "error" or result.infra_errors > 0
+
+
+# ---------------------------------------------------------------------- the run folder
+class RunDir:
+    """Reads and writes one run folder."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+    def episode_dir(self, eid: str) -> Path:
+        return self.path / EPISODES / eid
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise RunSpecError(f"{self.path}: no {MANIFEST}; is this a run folder (runs/<run-id>)?") from None
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        tmp = self.manifest_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.manifest_path)
+
+    def read_results(self) -> list[EpisodeResult]:
+        """Every complete line of results.jsonl (a torn last line from a killed run is skipped)."""
+        return read_results_file(self.results_path)
+
+    def rewrite_results(self, results: list[EpisodeResult]) -> None:
+        tmp = self.results_path.with_suffix(".jsonl.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            for r in results:
+                f.write(r.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.results_path)
+
+    def append_result(self, result: EpisodeResult) -> None:
+        with open(self.results_path, "a", encoding="utf-8") as f:
+            f.write(result.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def read_results_file(path: Path) -> list[EpisodeResult]:
+    out: list[EpisodeResult] = []
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(EpisodeResult.model_validate_json(line))
+        except ValueError:
+            continue  # torn line of a killed process
+    return out
+
+
+def environment_info() -> dict[str, Any]:
+    from importlib import metadata
+
+    from ... import __version__
+
+    versions = {}
+    for name in KEY_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"agentworld": __version__, "python": platform.python_version(), "platform": platform.platform(),
+            "packages": versions, "git": git_info()}
+
+
+def git_info() -> dict[str, Any] | None:
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=3)
+        if commit.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=3)
+        return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def new_run_id(spec: RunSpec) -> str:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    label = spec.name or "-".join(spec.frameworks[:2])
+    return f"{stamp}-{label}"
+
+
+def unique_run_dir(root: Path, run_id: str) -> Path:
+    path = root / run_id
+    k = 2
+    while path.exists():
+        path = root / f"{run_id}-{k}"
+        k += 1
+    return path
+
+
+# ---------------------------------------------------------------------- progress
+class RunObserver(Protocol):
+    def run_started(self, total: int, already_done: int) -> None: ...
+    def episode_started(self, job: EpisodeJob) -> None: ...
+    def episode_event(self, job: EpisodeJob, event: Any) -> None: ...
+    def episode_finished(self, job: EpisodeJob, result: EpisodeResult) -> None: ...
+    def run_finished(self, summary: "RunSummary") -> None: ...
+
+
+class NullObserver:
+    def run_started(self, total: int, already_done: int) -> None: ...
+    def episode_started(self, job: EpisodeJob) -> None: ...
+    def episode_event(self, job: EpisodeJob, event: Any) -> None: ...
+    def episode_finished(self, job: EpisodeJob, result: EpisodeResult) -> None: ...
+    def run_finished(self, summary: "RunSummary") -> None: ...
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    planned: int
+    done: int  # results in results.jsonl after this session (all sessions)
+    ran: int  # episodes run in this session
+    successes: int
+    errors: int
+    tokens: int
+    cost_usd: float
+    stop_reason: str | None
+    results: list[EpisodeResult]
+
+
+# ---------------------------------------------------------------------- executors
+EpisodeFn = Callable[[EpisodeJob, Path, ProgressFn | None, "RateLimiter | None"], Awaitable[EpisodeResult]]
+
+
+class LocalExecutor:
+    """Runs episodes in this process's event loop (model calls are the bottleneck, so asyncio suffices)."""
+
+    name = "local"
+
+    def __init__(self, episode_fn: EpisodeFn = run_episode_job) -> None:
+        self.episode_fn = episode_fn
+
+    async def __aenter__(self) -> "LocalExecutor":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+    async def run(self, job: EpisodeJob, out_dir: Path, progress: ProgressFn | None,
+                  limiter: RateLimiter | None) -> EpisodeResult:
+        return await self.episode_fn(job, out_dir, progress, limiter)
+
+
+# ---------------------------------------------------------------------- the runner
+class Runner:
+    """Plans (or reloads) a run, runs what is not done yet, and keeps manifest and results consistent."""
+
+    def __init__(self, spec: RunSpec, run_dir: str | Path, *, jobs: list[EpisodeJob] | None = None,
+                 executor: Any = None, observer: RunObserver | None = None, resume: bool = False) -> None:
+        self.spec = spec
+        self.dir = RunDir(run_dir)
+        self.jobs = jobs if jobs is not None else plan_jobs(spec, select_tasks(spec))
+        self.executor = executor or LocalExecutor()
+        self.observer = observer or NullObserver()
+        self.resume = resume
+        self._stop_reason: str | None = None
+        self._live_tokens: dict[str, int] = {}
+        self._live_cost: dict[str, float] = {}
+        self._tokens_done = 0
+        self._cost_done = 0.0
+        self._running: dict[str, asyncio.Task] = {}
+        self._limiters = {p: RateLimiter(r) for p, r in spec.rate_limits.items() if r > 0}
+        self._provider_sems = {p: asyncio.Semaphore(n) for p, n in spec.provider_concurrency.items()}
+        self._cce = make_cce_scorer(spec)
+        dup = sorted(i for i, n in Counter(j.episode_id for j in self.jobs).items() if n > 1)
+        if dup:
+            raise RunSpecError(f"the run plans the same episode twice ({dup[:3]}): remove duplicate seeds/variants")
+
+    # -- manifest -------------------------------------------------------------
+    def _initial_manifest(self) -> dict[str, Any]:
+        return {
+            "run_id": self.dir.path.name,
+            "created": utcnow(),
+            "environment": environment_info(),
+            "spec": self.spec.public_dict(),
+            "executor": getattr(self.executor, "name", type(self.executor).__name__),
+            "models": {m: model_settings(m, self.jobs[0].options if self.jobs else {})
+                       for m in dict.fromkeys(j.model for j in self.jobs) if m},
+            "episodes": [{"episode_id": j.episode_id, "task_id": j.task_id, "category": j.category,
+                          "n_agents": j.n_agents, "framework": j.framework, "model": j.model,
+                          "variant": j.variant, "seed": j.seed} for j in self.jobs],
+            "sessions": [],
+            "status": "running",
+            "stop_reason": None,
+        }
+
+    def _prepare(self) -> tuple[dict[str, Any], list[EpisodeResult], list[EpisodeJob]]:
+        """Create or reload the run folder; return (manifest, kept results, jobs still to run)."""
+        self.dir.path.mkdir(parents=True, exist_ok=True)
+        if self.resume:
+            manifest = self.dir.read_manifest()
+            planned = {e["episode_id"] for e in manifest.get("episodes", [])}
+            mine = {j.episode_id for j in self.jobs}
+            if planned != mine:
+                raise RunSpecError(f"{self.dir.path}: the plan differs from the run's manifest "
+                                   f"({len(planned ^ mine)} episodes differ); resume with the run's own spec")
+        else:
+            if self.dir.exists():
+                raise RunSpecError(f"{self.dir.path} already holds a run; use --resume {self.dir.path} "
+                                   f"to continue it or choose another --out")
+            if self.dir.results_path.exists() or (self.dir.path / EPISODES).exists():
+                raise RunSpecError(f"{self.dir.path} holds results but no manifest.json (not a run this "
+                                   f"version started); choose an empty or new --out folder")
+            manifest = self._initial_manifest()
+        order = {j.episode_id: i for i, j in enumerate(self.jobs)}
+        kept: dict[str, EpisodeResult] = {}
+        for r in self.dir.read_results():
+            if r.episode_id in order and not needs_retry(r):
+                kept[r.episode_id] = r  # last line wins; duplicates cannot survive the rewrite below
+        results = sorted(kept.values(), key=lambda r: order[r.episode_id])
+        self.dir.rewrite_results(results)
+        todo = [j for j in self.jobs if j.episode_id not in kept]
+        for j in todo:  # unfinished or errored: rerun from the start in a clean folder
+            d = self.dir.episode_dir(j.episode_id)
+            if d.exists():
+                shutil.rmtree(d)
+        manifest["sessions"].append({"started": utcnow(), "finished": None, "ran": 0, "kept": len(results),
+                                     "executor": getattr(self.executor, "name", "local"),
+                                     "concurrency": self.spec.concurrency, "argv": _safe_argv()})
+        manifest["status"] = "running"
+        manifest["stop_reason"] = None
+        self.dir.write_manifest(manifest)
+        return manifest, results, todo
+
+    # -- budgets ---------------------------------------------------------------
+    def _tokens_now(self) -> int:
+        return self._tokens_done + sum(self._live_tokens.values())
+
+    def _cost_now(self) -> float:
+        return self._cost_done + sum(self._live_cost.values())
+
+    def _priced(self, job: EpisodeJob, result: EpisodeResult) -> EpisodeResult:
+        """Fill cost_usd from the spec's prices when the framework did not report a cost."""
+        price = self.spec.price_of(job.model)
+        if price is None or result.cost_usd:
+            return result
+        return result.model_copy(update={"cost_usd": result.tokens_in * price[0] + result.tokens_out * price[1]})
+
+    def _check_budget(self) -> None:
+        if self._stop_reason:
+            return
+        spec = self.spec
+        if spec.max_tokens_total is not None and self._tokens_now() >= spec.max_tokens_total:
+            self._stop(f"token budget reached: {self._tokens_now()} >= max_tokens_total {spec.max_tokens_total}")
+        elif spec.max_cost is not None and self._cost_now() >= spec.max_cost:
+            self._stop(f"cost budget reached: ${self._cost_now():.4f} >= max_cost ${spec.max_cost}")
+
+    def _stop(self, reason: str) -> None:
+        """Stop cleanly: nothing new starts; running episodes are cancelled (not recorded: resume reruns them)."""
+        self._stop_reason = reason
+        for t in self._running.values():
+            t.cancel()
+
+    # -- main loop ---------------------------------------------------------------
+    async def run(self) -> RunSummary:
+        manifest, results, todo = self._prepare()
+        self._tokens_done = sum(r.tokens_in + r.tokens_out for r in results)
+        self._cost_done = sum(r.cost_usd for r in results)
+        self.observer.run_started(len(self.jobs), len(results))
+        jobs_by_id = {j.episode_id: j for j in self.jobs}
+        for r in results:
+            self.observer.episode_finished(jobs_by_id[r.episode_id], r)
+        self._check_budget()
+        sem = asyncio.Semaphore(self.spec.concurrency)
+        ran = 0
+        cancelled: list[str] = []
+        status = "finished"
+
+        async def one(job: EpisodeJob) -> None:
+            nonlocal ran
+            psem = self._provider_sems.get(job.provider)
+            async with sem, (psem if psem is not None else contextlib.nullcontext()):
+                if self._stop_reason:
+                    return
+                out = self.dir.episode_dir(job.episode_id)
+                out.mkdir(parents=True, exist_ok=True)
+                self.observer.episode_started(job)
+
+                price = self.spec.price_of(job.model)
+
+                def progress(event: Any) -> None:
+                    if isinstance(event, TurnEvent):
+                        self._live_tokens[job.episode_id] = (self._live_tokens.get(job.episode_id, 0)
+                                                             + event.tokens_in + event.tokens_out)
+                        if price is not None:
+                            self._live_cost[job.episode_id] = (self._live_cost.get(job.episode_id, 0.0)
+                                                               + event.tokens_in * price[0]
+                                                               + event.tokens_out * price[1])
+                    self.observer.episode_event(job, event)
+                    self._check_budget()
+
+                task = asyncio.ensure_future(self.executor.run(job, out, progress, self._limiters.get(job.provider)))
+                self._running[job.episode_id] = task
+                t0 = time.perf_counter()
+                try:
+                    result = await task
+                except asyncio.CancelledError:
+                    if self._stop_reason is None:
+                        raise  # the whole run is being cancelled
+                    cancelled.append(job.episode_id)
+                    return
+                except RunSpecError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - one broken episode must not sink the run
+                    result = error_result(job, e, time.perf_counter() - t0)
+                    (out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+                finally:
+                    self._running.pop(job.episode_id, None)
+                    self._live_tokens.pop(job.episode_id, None)
+                    self._live_cost.pop(job.episode_id, None)
+                priced = self._priced(job, result)
+                if priced is not result and (out / "result.json").is_file():
+                    (out / "result.json").write_text(priced.model_dump_json(indent=2) + "\n", encoding="utf-8")
+                result = priced
+                if self._cce is not None and not needs_retry(result):
+                    # Scored before the result is recorded: a recorded episode always has its cce.json.
+                    try:
+                        await asyncio.to_thread(self._cce, out)
+                    except Exception:  # noqa: BLE001 - a judge failure leaves the episode itself valid
+                        (out / "cce_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+                self.dir.append_result(result)
+                results.append(result)
+                ran += 1
+                self._tokens_done += result.tokens_in + result.tokens_out
+                self._cost_done += result.cost_usd
+                self.observer.episode_finished(job, result)
+                self._check_budget()
+
+        try:
+            async with self.executor:
+                address = getattr(self.executor, "address", None)
+                if address:  # where the episodes run (a Dask scheduler), for the record
+                    manifest["sessions"][-1]["executor_address"] = address
+                await asyncio.gather(*(one(j) for j in todo))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "interrupted"
+            raise
+        except BaseException:
+            status = "failed"
+            raise
+        finally:
+            if self._stop_reason:
+                status = "stopped"
+            session = manifest["sessions"][-1]
+            session.update(finished=utcnow(), ran=ran, cancelled=cancelled)
+            manifest["status"] = status
+            manifest["stop_reason"] = self._stop_reason
+            # Everything recorded is final for this session; order the file as planned.
+            order = {j.episode_id: i for i, j in enumerate(self.jobs)}
+            final = {r.episode_id: r for r in self.dir.read_results()}
+            ordered = sorted(final.values(), key=lambda r: order.get(r.episode_id, len(order)))
+            self.dir.rewrite_results(ordered)
+            done = sum(1 for r in ordered if not needs_retry(r))
+            manifest["counts"] = {"planned": len(self.jobs), "done": done,
+                                  "errors": sum(1 for r in ordered if needs_retry(r)),
+                                  "remaining": len(self.jobs) - done}
+            if status == "finished" and manifest["counts"]["remaining"]:
+                status = manifest["status"] = "finished_with_errors"
+            self.dir.write_manifest(manifest)
+        summary = RunSummary(
+            run_dir=self.dir.path, planned=len(self.jobs), done=done, ran=ran,
+            successes=sum(r.success for r in ordered), errors=manifest["counts"]["errors"],
+            tokens=sum(r.tokens_in + r.tokens_out for r in ordered), cost_usd=sum(r.cost_usd for r in ordered),
+            stop_reason=self._stop_reason, results=ordered)
+        self.observer.run_finished(summary)
+        return summary
+
+
+def _safe_argv() -> list[str]:
+    """The command line, for the record; values of --api-key style flags are masked (defence in depth)."""
+    out, mask_next = [], False
+    for a in sys.argv[1:]:
+        if mask_next:
+            out.append("***")
+            mask_next = False
+            continue
+        low = a.lower()
+        if low.startswith("--") and any(s in low for s in ("api-key=", "token=", "secret=", "password=")) \
+                and "env" not in low:
+            out.append(a.split("=", 1)[0] + "=***")
+        elif low in ("--api-key", "--token", "--secret", "--password"):
+            out.append(a)
+            mask_next = True
+        else:
+            out.append(a)
+    return out
+
+
+def make_executor(spec: RunSpec) -> Any:
+    if spec.executor == "dask":
+        from .distributed import DaskExecutor
+
+        return DaskExecutor(n_workers=spec.dask_workers, scheduler=spec.dask_scheduler)
+    return LocalExecutor()
+
+
+def run_sync(runner: Runner) -> RunSummary:
+    return asyncio.run(runner.run())
+
+
+__all__ = ["EpisodeJob", "Runner", "RunDir", "RunSummary", "LocalExecutor", "RateLimiter", "plan_jobs",
+           "select_tasks", "run_episode_job", "read_results_file", "needs_retry", "environment_info"]

@@ -1,0 +1,629 @@
+"""Tasks: the YAML schema (a superset of the paper's), the loader, and validation against the world.
+
+A task file is read in two passes. First its structure is checked with pydantic models that use the YAML's
+own field names (``agent_2.inventory_items[1].item``), so every error can name the field as written. Then
+the content is checked against the world data pack: item, mob, node and skill keys, spawn tiles, skill
+levels, whether the objective's items can be obtained at all by this team, verifier checks and the
+reference solution. Every problem is collected, and one :class:`TaskError` lists them all with a fix.
+
+A task in the paper's own format (``agent_N`` blocks, no ``verifier``, no ``id``) loads too: its id comes
+from the file name and it is marked unverifiable (``task.verifiable`` is False).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..world.api import PlayerSpec, StackSpec
+from ..yamlio import load_yaml
+from ..world.models import SKILLS, Rules
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..world.datapack import LoadedWorld
+
+CATEGORIES: tuple[str, ...] = (
+    "combat", "crafting", "gathering", "trading", "exploration", "survival", "construction", "coordination",
+)
+Category = Literal["combat", "crafting", "gathering", "trading", "exploration", "survival", "construction",
+                   "coordination"]
+SUITES: tuple[str, ...] = ("main", "augmented")
+_AGENT_KEY = re.compile(r"^agent_[A-Za-z0-9_]+$")  # the paper: every top-level key starting with agent_
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    field: str  # e.g. "agent_2.inventory_items[1].item"
+    message: str  # what is wrong
+    fix: str = ""  # how to fix it
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" + (f" (fix: {self.fix})" if self.fix else "")
+
+
+class TaskError(ValueError):
+    """A task file that cannot be used; ``problems`` lists every problem found, each with field and fix."""
+
+    def __init__(self, file: str, problems: list[Problem]):
+        self.file = file
+        self.problems = problems
+        lines = [f"{file}: {len(problems)} problem{'s' if len(problems) != 1 else ''}"]
+        lines += [f"  - {p}" for p in problems]
+        super().__init__("\n".join(lines))
+
+
+def did_you_mean(word: str, choices: Any, what: str) -> str:
+    """A fix hint: ``did you mean 'stick'?`` or a short list of what exists."""
+    choices = sorted(set(choices))
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
+    return f"use a known {what}: {shown}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The YAML as written (field names exactly as in the file)
+# ---------------------------------------------------------------------------------------------------
+class _Yaml(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class YamlStack(_Yaml):
+    item: str
+    count: int = Field(1, ge=1)
+    enchant: int = 0
+
+
+class YamlLocation(_Yaml):
+    x: int
+    y: int
+
+
+class YamlAgent(_Yaml):
+    username: str = Field(min_length=1)
+    new_character: bool = True
+    location: YamlLocation
+    skill_levels: dict[str, int] = Field(default_factory=dict)
+    inventory_items: list[YamlStack] = Field(default_factory=list)
+    equipped_items: list[YamlStack] = Field(default_factory=list)
+    role: str = ""  # short role name shown to the agent ("lumberjack")
+    guideline: str = ""  # the role's own guideline document
+
+
+class YamlTaskHead(_Yaml):
+    name: str = Field(min_length=1)
+    description: str = ""
+
+
+class Objectives(_Yaml):
+    primary: str
+    secondary: list[str] = Field(default_factory=list)
+
+
+class CheckSpec(BaseModel):
+    """One verifier check: ``check`` names a registered check, the other keys are its parameters."""
+
+    model_config = ConfigDict(extra="allow")
+    check: str
+    name: str | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class VerifierSpec(_Yaml):
+    checks: list[CheckSpec] = Field(default_factory=list)
+    python: str | None = None  # a registered custom verifier (plugin), evaluated after the checks
+    python_args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Step(_Yaml):
+    """One turn of the reference solution: the tool call that agent makes on its next turn."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+
+class YamlTask(_Yaml):
+    id: str | None = None
+    category: Category | None = None
+    task: YamlTaskHead
+    objectives: Objectives
+    relevant_game_context: str = ""
+    max_action_steps: int = Field(25, ge=1)
+    rounds: int = Field(55, ge=1)
+    shared_plan: str | None = None
+    success_criteria: list[str] = Field(default_factory=list)
+    world_rules: dict[str, Any] = Field(default_factory=dict)
+    verifier: VerifierSpec | None = None
+    reference_solution: dict[str, list[Step]] | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# The task as the harness uses it
+# ---------------------------------------------------------------------------------------------------
+class AgentDef(BaseModel):
+    agent_id: str  # the YAML key, "agent_1"
+    username: str
+    x: int
+    y: int
+    skills: dict[str, int] = Field(default_factory=dict)
+    inventory: list[YamlStack] = Field(default_factory=list)
+    equipment: list[YamlStack] = Field(default_factory=list)
+    role: str = ""
+    guideline: str = ""
+    new_character: bool = True
+
+    def player_spec(self) -> PlayerSpec:
+        return PlayerSpec(
+            agent_id=self.agent_id, username=self.username, x=self.x, y=self.y, skills=dict(self.skills),
+            inventory=[StackSpec(item=s.item, count=s.count) for s in self.inventory],
+            equipment=[StackSpec(item=s.item, count=s.count) for s in self.equipment])
+
+
+class Task(BaseModel):
+    id: str
+    name: str
+    description: str = ""
+    category: Category | None = None
+    objectives: Objectives
+    relevant_game_context: str = ""
+    max_action_steps: int = 25
+    rounds: int = 55
+    shared_plan: str | None = None
+    agents: list[AgentDef]
+    success_criteria: list[str] = Field(default_factory=list)
+    world_rules: dict[str, Any] = Field(default_factory=dict)
+    verifier: VerifierSpec | None = None
+    reference_solution: dict[str, list[Step]] | None = None
+    path: str | None = None
+    raw: dict[str, Any] = Field(default_factory=dict, repr=False)  # the parsed YAML, for exporters
+
+    @property
+    def verifiable(self) -> bool:
+        return self.verifier is not None and bool(self.verifier.checks or self.verifier.python)
+
+    @property
+    def agent_ids(self) -> list[str]:
+        return [a.agent_id for a in self.agents]
+
+    def agent(self, ref: str) -> AgentDef:
+        """An agent by id ("agent_3") or username."""
+        for a in self.agents:
+            if ref in (a.agent_id, a.username):
+                return a
+        raise KeyError(f"task {self.id} has no agent {ref!r}; agents: {', '.join(self.agent_ids)}")
+
+    def resolve_agent(self, ref: str) -> str | None:
+        """Agent id for an id or username, None if unknown."""
+        for a in self.agents:
+            if ref in (a.agent_id, a.username):
+                return a.agent_id
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------------
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _pydantic_problems(exc: ValidationError, prefix: tuple[Any, ...], allowed: list[str]) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = prefix + tuple(err["loc"])
+        field = _field_path(loc)
+        if err["type"] == "extra_forbidden":
+            key = str(err["loc"][-1])
+            parent_allowed = allowed if len(err["loc"]) == 1 else []
+            fix = (did_you_mean(key, parent_allowed, "field") if parent_allowed
+                   else "remove it (it is not part of the task schema) or check its spelling")
+            problems.append(Problem(field, f"unknown field '{key}'", fix))
+        elif err["type"] == "missing":
+            problems.append(Problem(field, "required field is missing", "add it"))
+        elif err["type"] == "literal_error" and loc[-1] == "category":
+            problems.append(Problem(field, f"unknown category {err.get('input')!r}",
+                                    did_you_mean(str(err.get("input")), CATEGORIES, "category")))
+        else:
+            problems.append(Problem(field, f"{err['msg']} (got {err.get('input')!r})",
+                                    "give a value of the right type/range"))
+    return problems
+
+
+def parse_task(raw: Any, file: str, default_id: str) -> Task:
+    """Structure pass: YAML dict -> Task, raising TaskError with every structural problem."""
+    if not isinstance(raw, dict):
+        raise TaskError(file, [Problem("(top level)", f"a task file must be a YAML mapping, got {type(raw).__name__}",
+                                       "start from tasks/main/task_01_staff.yaml")])
+    problems: list[Problem] = []
+    agent_keys = [k for k in raw if isinstance(k, str) and _AGENT_KEY.match(k)]
+    rest = {k: v for k, v in raw.items() if k not in agent_keys}
+    allowed = list(YamlTask.model_fields) + ["agent_1"]
+    head: YamlTask | None = None
+    try:
+        head = YamlTask.model_validate(rest)
+    except ValidationError as exc:
+        problems += _pydantic_problems(exc, (), allowed)
+    agents: list[AgentDef] = []
+    if not agent_keys:
+        problems.append(Problem("agent_1", "the task has no agents", "add agent_1, agent_2, ... blocks"))
+    for key in agent_keys:
+        try:
+            block = YamlAgent.model_validate(raw[key])
+        except ValidationError as exc:
+            problems += _pydantic_problems(exc, (key,), [])
+            continue
+        agents.append(AgentDef(
+            agent_id=key, username=block.username, x=block.location.x, y=block.location.y,
+            skills=dict(block.skill_levels), inventory=list(block.inventory_items),
+            equipment=list(block.equipped_items), role=block.role, guideline=block.guideline,
+            new_character=block.new_character))
+    seen: dict[str, str] = {}
+    for a in agents:
+        if a.username in seen:
+            problems.append(Problem(f"{a.agent_id}.username", f"username '{a.username}' is also used by {seen[a.username]}",
+                                    "give every agent its own username"))
+        seen.setdefault(a.username, a.agent_id)
+    if problems or head is None:
+        raise TaskError(file, problems)
+    task_id = head.id or default_id
+    if not re.match(r"^[A-Za-z0-9_.-]+$", task_id):
+        raise TaskError(file, [Problem("id", f"task id {task_id!r} has characters other than letters, digits, '_', '.', '-'",
+                                       "rename it, e.g. task_09_bridge")])
+    return Task(
+        id=task_id, name=head.task.name, description=head.task.description, category=head.category,
+        objectives=head.objectives, relevant_game_context=head.relevant_game_context,
+        max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
+        agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
+        verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=raw)
+
+
+def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | None" = None) -> Task:
+    """Read, parse and (by default) validate a task file against the world. Raises TaskError."""
+    p = Path(path)
+    file = str(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(file, [Problem("(file)", f"cannot read the file: {exc.strerror or exc}",
+                                       "check the path (`agentworld tasks list` shows the shipped tasks)")]) from None
+    try:
+        raw = load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        raise TaskError(file, [Problem(where, f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                                       "fix the YAML syntax (indentation, quotes, colons)")]) from None
+    task = parse_task(raw, file, default_id=p.stem)
+    return _validated(task, file, world) if validate else task
+
+
+def _validated(task: Task, file: str, world: "LoadedWorld | None" = None) -> Task:
+    """``task`` if it is valid against the world; otherwise a TaskError listing every problem."""
+    problems = validate_task(task, world)
+    if problems:
+        raise TaskError(file, problems)
+    return task
+
+
+def suite_files(suite: str) -> list[Path]:
+    if suite not in SUITES:
+        raise ValueError(f"unknown task suite {suite!r}; suites: {', '.join(SUITES)}")
+    root = resources.files("agentworld.tasks") / suite
+    if not root.is_dir():
+        return []
+    return sorted(Path(str(f)) for f in root.iterdir() if f.name.endswith((".yaml", ".yml")))
+
+
+def load_suite(suite: str = "main", *, validate: bool = True) -> list[Task]:
+    return [load_task(p, validate=validate) for p in suite_files(suite)]
+
+
+def find_task(ref: str, *, validate: bool = True) -> Task:
+    """A task by id (searched in the shipped suites) or by path to a YAML file."""
+    p = Path(ref)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        return load_task(p, validate=validate)
+    ids: list[str] = []
+    for suite in SUITES:
+        for f in suite_files(suite):
+            if f.stem == ref:
+                return load_task(f, validate=validate)
+            ids.append(f.stem)
+    # ids may differ from file names: fall back to reading the files' id fields
+    for suite in SUITES:
+        for f in suite_files(suite):
+            t = load_task(f, validate=False)
+            if t.id == ref:
+                return _validated(t, str(f)) if validate else t
+            ids.append(t.id)
+    raise KeyError(f"no task {ref!r}; {did_you_mean(ref, ids, 'task id')} (`agentworld tasks list` shows them all)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Validation against the world
+# ---------------------------------------------------------------------------------------------------
+def _default_world() -> "LoadedWorld":
+    from ..world.datapack import load_world
+
+    return load_world()
+
+
+class WorldIndex:
+    """Lookups over a loaded world that validation, variants and policies share."""
+
+    def __init__(self, loaded: "LoadedWorld"):
+        self.loaded = loaded
+        data = loaded.data
+        self.items = {i.key: i for i in data.items}
+        self.recipes = list(data.recipes)
+        self.recipes_by_output: dict[str, list[Any]] = {}
+        for r in data.recipes:
+            for out in r.outputs:
+                self.recipes_by_output.setdefault(out, []).append(r)
+        self.node_types = {n.key: n for n in data.node_types}
+        self.mob_types = {m.key: m for m in data.mob_types}
+        self.landmarks = {lm.key: lm for lm in data.landmarks}
+        self.node_ids = {n.id: n for n in loaded.nodes}
+        self.mob_ids = {m.id: m for m in loaded.mobs}
+        self.max_level = data.xp_curve.max_level
+        self.yielded_by: dict[str, list[Any]] = {}
+        for n in data.node_types:
+            for y in n.yields:
+                self.yielded_by.setdefault(y.item, []).append(n)
+        self.dropped_by: dict[str, list[Any]] = {}
+        for m in data.mob_types:
+            for d in m.drops:
+                self.dropped_by.setdefault(d.item, []).append(m)
+
+
+_INDEX_CACHE: dict[int, WorldIndex] = {}
+
+
+def world_index(loaded: "LoadedWorld | None" = None) -> WorldIndex:
+    loaded = loaded or _default_world()
+    idx = _INDEX_CACHE.get(id(loaded))
+    if idx is None or idx.loaded is not loaded:
+        idx = _INDEX_CACHE[id(loaded)] = WorldIndex(loaded)
+    return idx
+
+
+def validate_task(task: Task, world: "LoadedWorld | None" = None) -> list[Problem]:
+    """Every problem of the task against the world data (empty list: the task is usable)."""
+    w = world_index(world)
+    problems: list[Problem] = []
+    problems += _check_rules(task)
+    problems += _check_agents(task, w)
+    if task.verifier is not None:
+        problems += _check_verifier(task, w)
+        problems += _check_objective_reachable(task, w)
+    if task.reference_solution is not None:
+        problems += _check_reference(task, w)
+    return problems
+
+
+def _check_rules(task: Task) -> list[Problem]:
+    problems = []
+    for key in task.world_rules:
+        if key not in Rules.model_fields:
+            problems.append(Problem(f"world_rules.{key}", f"unknown world rule '{key}'",
+                                    did_you_mean(key, Rules.model_fields, "rule")))
+    known = {k: v for k, v in task.world_rules.items() if k in Rules.model_fields}
+    try:
+        Rules(**known)
+    except ValidationError as exc:
+        for err in exc.errors():
+            problems.append(Problem(f"world_rules.{_field_path(tuple(err['loc']))}",
+                                    f"{err['msg']} (got {err.get('input')!r})", "give a value of the rule's type"))
+    return problems
+
+
+def _check_items(field: str, stacks: list[YamlStack], w: WorldIndex, equip: bool) -> list[Problem]:
+    problems = []
+    for i, s in enumerate(stacks):
+        f = f"{field}[{i}].item"
+        item = w.items.get(s.item)
+        if item is None:
+            problems.append(Problem(f, f"unknown item '{s.item}'", did_you_mean(s.item, w.items, "item key")))
+        elif equip and item.slot is None:
+            problems.append(Problem(f, f"item '{s.item}' cannot be equipped (it has no equipment slot)",
+                                    "move it to inventory_items"))
+    return problems
+
+
+def _check_agents(task: Task, w: WorldIndex) -> list[Problem]:
+    problems: list[Problem] = []
+    gmap = w.loaded.map
+    for a in task.agents:
+        f = a.agent_id
+        if not gmap.in_bounds(a.x, a.y):
+            problems.append(Problem(f"{f}.location", f"spawn ({a.x},{a.y}) is off the map ({gmap.width}x{gmap.height})",
+                                    f"use 0 <= x < {gmap.width} and 0 <= y < {gmap.height}"))
+        elif not gmap.walkable(a.x, a.y):
+            near = gmap.nearest_walkable(a.x, a.y, max_radius=20)
+            fix = f"the nearest walkable tile is ({near[0]},{near[1]})" if near else "pick a walkable tile"
+            problems.append(Problem(f"{f}.location", f"spawn ({a.x},{a.y}) is blocked ({gmap.biome_at(a.x, a.y)})", fix))
+        for skill, level in a.skills.items():
+            if skill not in SKILLS:
+                problems.append(Problem(f"{f}.skill_levels.{skill}", f"unknown skill '{skill}'",
+                                        did_you_mean(skill, SKILLS, "skill")))
+            elif not 1 <= level <= w.max_level:
+                problems.append(Problem(f"{f}.skill_levels.{skill}", f"level {level} is out of range",
+                                        f"use a level from 1 to {w.max_level}"))
+        problems += _check_items(f"{f}.inventory_items", a.inventory, w, equip=False)
+        problems += _check_items(f"{f}.equipped_items", a.equipment, w, equip=True)
+    return problems
+
+
+def _check_verifier(task: Task, w: WorldIndex) -> list[Problem]:
+    from .verify import Check, known_names, lookup
+
+    problems: list[Problem] = []
+    assert task.verifier is not None
+    for i, spec in enumerate(task.verifier.checks):
+        f = f"verifier.checks[{i}]"
+        check = lookup(spec.check)
+        if not isinstance(check, Check):
+            problems.append(Problem(f"{f}.check", f"unknown check '{spec.check}'",
+                                    did_you_mean(spec.check, known_names("check"), "check")))
+            continue
+        try:
+            params = check.params.model_validate(spec.params)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = f"{f}.{_field_path(tuple(err['loc']))}"
+                if err["type"] == "extra_forbidden":
+                    allowed = [k for k in check.params.model_fields]
+                    problems.append(Problem(loc, f"check '{spec.check}' has no parameter '{err['loc'][-1]}'",
+                                            did_you_mean(str(err["loc"][-1]), allowed, "parameter")))
+                elif err["type"] == "missing":
+                    problems.append(Problem(loc, f"check '{spec.check}' needs this parameter", "add it"))
+                else:
+                    problems.append(Problem(loc, f"{err['msg']} (got {err.get('input')!r})", "fix the value"))
+            continue
+        for pf, message, fix in check.validate_refs(params, task, w):
+            problems.append(Problem(f"{f}.{pf}", message, fix))
+    if task.verifier.python:
+        if lookup(task.verifier.python) is None:
+            problems.append(Problem("verifier.python", f"no verifier named '{task.verifier.python}' is registered",
+                                    did_you_mean(task.verifier.python, known_names("any"), "registered verifier")))
+    return problems
+
+
+def _check_reference(task: Task, w: WorldIndex) -> list[Problem]:
+    from ..world.tools import TOOLS, ToolArgsError
+
+    problems: list[Problem] = []
+    usernames = {a.username for a in task.agents}
+    assert task.reference_solution is not None
+    for agent_key, steps in task.reference_solution.items():
+        base = f"reference_solution.{agent_key}"
+        if agent_key not in task.agent_ids:
+            problems.append(Problem(base, f"unknown agent '{agent_key}'", did_you_mean(agent_key, task.agent_ids, "agent")))
+            continue
+        for i, step in enumerate(steps):
+            f = f"{base}[{i}]"
+            spec = TOOLS.get(step.tool)
+            if spec is None:
+                problems.append(Problem(f"{f}.tool", f"unknown tool '{step.tool}'", did_you_mean(step.tool, TOOLS, "tool")))
+                continue
+            try:
+                args = spec.parse(step.args)
+            except ToolArgsError as exc:
+                problems.append(Problem(f"{f}.args", str(exc), "use the tool's parameter names and types"))
+                continue
+            target = getattr(args, "target_instance", None)
+            if step.tool == "harvest_resource" and target not in w.node_ids:
+                problems.append(Problem(f"{f}.args.targetInstance", f"no resource node '{target}' in the world",
+                                        did_you_mean(str(target), _near_ids(target, w.node_ids), "node id")))
+            if step.tool == "attack_entity" and target not in w.mob_ids:
+                problems.append(Problem(f"{f}.args.targetInstance", f"no mob '{target}' in the world",
+                                        did_you_mean(str(target), _near_ids(target, w.mob_ids), "mob id")))
+            if step.tool == "transfer_items":
+                if args.target_player not in usernames:
+                    problems.append(Problem(f"{f}.args.targetPlayer", f"no teammate named '{args.target_player}'",
+                                            did_you_mean(args.target_player, usernames, "username")))
+            item_key = getattr(args, "item_key", None)
+            if item_key and item_key not in w.items:
+                problems.append(Problem(f"{f}.args.itemKey", f"unknown item '{item_key}'",
+                                        did_you_mean(item_key, w.items, "item key")))
+    return problems
+
+
+def _near_ids(target: Any, ids: dict[str, Any]) -> list[str]:
+    """Ids of the same type as ``target`` (keeps did-you-mean lists short on a world of thousands)."""
+    prefix = str(target).split("#")[0]
+    same = [i for i in ids if i.split("#")[0] == prefix]
+    return same or list(ids)
+
+
+# -- can the team obtain the objective's items at all? (static, over recipes, nodes and drops) ---------
+def team_skills(task: Task) -> dict[str, int]:
+    best: dict[str, int] = {}
+    for a in task.agents:
+        for s, lv in a.skills.items():
+            best[s] = max(best.get(s, 1), lv)
+    return best
+
+
+def _obtainable(item: str, task: Task, w: WorldIndex, skills: dict[str, int], held: set[str],
+                seen: frozenset[str] = frozenset()) -> str | None:
+    """None if the team can obtain ``item``; otherwise why not (the first blocking reason)."""
+    if item in held:
+        return None
+    if item in seen:
+        return f"'{item}' can only be made from itself"
+    seen = seen | {item}
+    reasons = []
+    tools_held = {w.items[i].tool_type for i in held if i in w.items and w.items[i].tool_type}
+    for node in w.yielded_by.get(item, []):
+        need = skills.get(node.skill, 1)
+        if need < node.level:
+            reasons.append(f"{node.key} needs {node.skill} {node.level} (team best {need})")
+            continue
+        if node.tool and node.tool not in tools_held and not _tool_obtainable(node.tool, task, w, skills, held, seen):
+            reasons.append(f"{node.key} needs a {node.tool}")
+            continue
+        return None
+    if w.dropped_by.get(item):
+        return None  # mobs drop it (fights are a matter of play, not of static reachability)
+    for r in w.recipes_by_output.get(item, []):
+        have = skills.get(r.skill, 1)
+        if have < r.level:
+            reasons.append(f"recipe {r.key} needs {r.skill} {r.level} (team best {have})")
+            continue
+        if r.tool and r.tool not in tools_held and not _tool_obtainable(r.tool, task, w, skills, held, seen):
+            reasons.append(f"recipe {r.key} needs a {r.tool}")
+            continue
+        missing = [(i, _obtainable(i, task, w, skills, held, seen)) for i in r.inputs]
+        bad = [(i, why) for i, why in missing if why]
+        if not bad:
+            return None
+        reasons.append(f"recipe {r.key} needs '{bad[0][0]}': {bad[0][1]}")
+    if not reasons:
+        return f"no agent holds '{item}' and nothing in the world yields, drops or makes it"
+    return "; ".join(reasons)
+
+
+def _tool_obtainable(tool: str, task: Task, w: WorldIndex, skills: dict[str, int], held: set[str],
+                     seen: frozenset[str]) -> bool:
+    for key, item in w.items.items():
+        if item.tool_type == tool and key not in seen and _obtainable(key, task, w, skills, held, seen) is None:
+            return True
+    return False
+
+
+def _check_objective_reachable(task: Task, w: WorldIndex) -> list[Problem]:
+    from .verify import objective_items
+
+    skills = team_skills(task)
+    held = {s.item for a in task.agents for s in a.inventory + a.equipment}
+    problems = []
+    for i, item in objective_items(task):
+        if item not in w.items:
+            continue  # already reported as an unknown item
+        why = _obtainable(item, task, w, skills, held)
+        if why:
+            problems.append(Problem(f"verifier.checks[{i}]", f"the team cannot obtain '{item}': {why}",
+                                    "raise the skill levels named above on one agent, or give an agent the missing items"))
+    return problems

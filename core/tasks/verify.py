@@ -1,0 +1,172 @@
+"""Evaluating a task's verifier: named checks (one checkpoint each) plus an optional custom Python verifier.
+
+Checks read engine state (``World.player_state``: inventories, equipment, kills, crafted counts, position,
+alive) and the effects history of the episode (transfers, for ``delivered``). Nothing here parses the
+text a model saw. The named checks live in ``plugins/verifiers/checks.py`` and are registered through
+the ``register_verifiers`` hook, so a plugin can add its own (a :class:`Check`) or a whole custom
+verifier (any callable ``fn(ctx, **python_args)`` returning a Checkpoint, a list of them, or a bool).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
+
+from pydantic import BaseModel
+
+from ..world.effects import Effects
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .task import Task, WorldIndex
+    from ..world.api import PlayerState, World
+
+
+class Checkpoint(BaseModel):
+    name: str  # e.g. "staff with wizard"
+    check: str  # verifier check kind, e.g. "item_count"
+    value: float
+    target: float
+    achieved: bool
+
+
+@dataclass
+class VerifyContext:
+    """What a check may read: the task, the world's state, and every action's effects so far."""
+
+    task: "Task"
+    world: "World"
+    history: list[tuple[str, Effects]] = field(default_factory=list)  # (agent id or "" for a tick, effects)
+    _states: dict[str, "PlayerState"] = field(default_factory=dict)
+
+    def state(self, agent_ref: str) -> "PlayerState":
+        agent_id = self.task.resolve_agent(agent_ref) or agent_ref
+        st = self._states.get(agent_id)
+        if st is None:
+            st = self._states[agent_id] = self.world.player_state(agent_id)
+        return st
+
+    def agents(self, ref: str | None = None, refs: Iterable[str] | None = None) -> list[str]:
+        """Agent ids named by ``ref`` / ``refs`` (ids or usernames); every agent when neither is given."""
+        if ref:
+            return [self.task.resolve_agent(ref) or ref]
+        if refs:
+            return [self.task.resolve_agent(r) or r for r in refs]
+        return self.task.agent_ids
+
+    def username(self, agent_id: str) -> str:
+        try:
+            return self.task.agent(agent_id).username
+        except KeyError:
+            return agent_id
+
+
+RefProblem = tuple[str, str, str]  # (parameter field, message, fix)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named verifier check. ``evaluate`` returns (value, target); achieved when value >= target."""
+
+    name: str
+    params: type[BaseModel]
+    evaluate: Callable[[VerifyContext, Any], tuple[float, float]]
+    label: Callable[[Any, "Task"], str]  # default checkpoint name from the parameters
+    refs: Callable[[Any, "Task", "WorldIndex"], list[RefProblem]] | None = None
+    style: Literal["count", "yesno"] = "count"  # how the one-line message shows it: "1/1" or "yes"
+    items: Callable[[Any], list[str]] | None = None  # items the objective needs (static reachability check)
+    # (x, y, radius) where the check wants agents to stand, for checks about places (the proof's solo analysis)
+    place: Callable[[Any], tuple[int, int, int]] | None = None
+
+    def validate_refs(self, params: Any, task: "Task", w: "WorldIndex") -> list[RefProblem]:
+        return self.refs(params, task, w) if self.refs else []
+
+
+class VerifyResult(BaseModel):
+    verifiable: bool
+    success: bool
+    psr: float
+    checkpoints: list[Checkpoint]
+    message: str
+
+
+def _registered() -> dict[str, Any]:
+    """Checks and custom verifiers by name, from the plugin host's registry (built-ins are a default plugin)."""
+    from .. import plugins
+
+    return {n: r.obj for n, r in plugins.verifiers().items()}
+
+
+def lookup(name: str) -> Any | None:
+    """A verifier check or custom verifier by name."""
+    return _registered().get(name)
+
+
+def known_names(kind: str = "check") -> list[str]:
+    """Names of registered checks (``kind="check"``) or of every registered verifier (``kind="any"``)."""
+    return sorted(n for n, v in _registered().items() if kind == "any" or isinstance(v, Check))
+
+
+def checkpoint_text(cp: Checkpoint, style: str) -> str:
+    if style == "yesno":
+        return f"{cp.name}: {'yes' if cp.achieved else 'no'}"
+    fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:g}"  # noqa: E731
+    return f"{cp.name}: {fmt(cp.value)}/{fmt(cp.target)}"
+
+
+def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | None = None) -> VerifyResult:
+    """Run every check of the task's verifier against the world now."""
+    if not task.verifiable:
+        return VerifyResult(verifiable=False, success=False, psr=0.0, checkpoints=[],
+                            message="unverifiable: the task has no verifier")
+    assert task.verifier is not None
+    ctx = VerifyContext(task=task, world=world, history=list(history or []))
+    checkpoints: list[Checkpoint] = []
+    parts: list[str] = []
+    for spec in task.verifier.checks:
+        check = lookup(spec.check)
+        if not isinstance(check, Check):
+            raise KeyError(f"task {task.id}: unknown verifier check {spec.check!r} (validate the task first)")
+        params = check.params.model_validate(spec.params)
+        value, target = check.evaluate(ctx, params)
+        cp = Checkpoint(name=spec.name or check.label(params, task), check=spec.check, value=float(value),
+                        target=float(target), achieved=value >= target)
+        checkpoints.append(cp)
+        parts.append(checkpoint_text(cp, check.style))
+    if task.verifier.python:
+        fn = lookup(task.verifier.python)
+        if fn is None:
+            raise KeyError(f"task {task.id}: no verifier {task.verifier.python!r} registered")
+        out = fn(ctx, **task.verifier.python_args)
+        extra = _as_checkpoints(out, task.verifier.python)
+        checkpoints += extra
+        parts += [checkpoint_text(cp, "count") for cp in extra]
+    achieved = sum(cp.achieved for cp in checkpoints)
+    psr = achieved / len(checkpoints) if checkpoints else 0.0
+    success = bool(checkpoints) and achieved == len(checkpoints)
+    return VerifyResult(verifiable=True, success=success, psr=psr, checkpoints=checkpoints, message=", ".join(parts))
+
+
+def _as_checkpoints(out: Any, name: str) -> list[Checkpoint]:
+    if isinstance(out, Checkpoint):
+        return [out]
+    if isinstance(out, bool):
+        return [Checkpoint(name=name, check=name, value=float(out), target=1.0, achieved=out)]
+    if isinstance(out, list) and all(isinstance(c, Checkpoint) for c in out):
+        return list(out)
+    raise TypeError(f"custom verifier {name!r} returned {type(out).__name__}; return a Checkpoint, a list of them, or a bool")
+
+
+def objective_items(task: "Task") -> list[tuple[int, str]]:
+    """(check index, item key) for every item the verifier requires someone to end up with."""
+    if task.verifier is None:
+        return []
+    out = []
+    for i, spec in enumerate(task.verifier.checks):
+        check = lookup(spec.check)
+        if isinstance(check, Check) and check.items:
+            try:
+                params = check.params.model_validate(spec.params)
+            except Exception:  # noqa: BLE001 - already reported by the parameter check
+                continue
+            out += [(i, item) for item in check.items(params)]
+    return out

@@ -1,0 +1,254 @@
+"""The 13 tools: the one definition from which every other form is derived.
+
+Each :class:`ToolSpec` holds the paper's tool name, a pydantic argument model with the paper's parameter
+names (camelCase aliases; snake_case is accepted too), a description written for a model, and an executor
+that calls the matching :class:`~agentworld.core.world.api.World` method. The OpenAI function schema, the MCP
+tools and each framework's tool objects are all generated from these specs.
+
+Where the paper's tool was awkward we accept more, never less: ``equip_item`` takes ``index`` or
+``itemKey``; ``craft_item`` takes the skill in any case and ``count`` from 1 to 50.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .effects import ToolResult
+from .api import World
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True)
+
+
+class MoveArgs(ToolArgs):
+    x: int = Field(description="Target tile x coordinate.")
+    y: int = Field(description="Target tile y coordinate.")
+
+
+class SendChatArgs(ToolArgs):
+    message: str = Field(min_length=1, max_length=1000, description="What to say.")
+    global_: bool = Field(False, alias="global", description="True: every teammate hears it; false: only players within chat radius.")
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class EquipArgs(ToolArgs):
+    index: int | None = Field(None, ge=0, description="Inventory slot index, as shown in [brackets] in your inventory.")
+    item_key: str | None = Field(None, alias="itemKey", description="Item key, as an alternative to index.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "EquipArgs":
+        if self.index is None and not self.item_key:
+            raise ValueError("give either index (inventory slot number) or itemKey (item key)")
+        return self
+
+
+class TargetArgs(ToolArgs):
+    target_instance: str = Field(alias="targetInstance", min_length=1, description="Instance id from the Nearby list.")
+
+    @field_validator("target_instance", mode="before")
+    @classmethod
+    def _as_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+class SleepArgs(ToolArgs):
+    seconds: int = Field(ge=1, le=60, description="How long to wait (1-60). Passes your turn.")
+
+
+CraftSkill = Literal["Crafting", "Smithing", "Fletching", "Cooking", "Smelting"]
+
+
+class CraftArgs(ToolArgs):
+    skill: CraftSkill = Field(description="Production skill of the recipe.")
+    item_key: str = Field(alias="itemKey", min_length=1, description="Key of the item to make.")
+    count: int = Field(1, ge=1, le=50, description="How many to make (the paper used 1, 5 or 10).")
+
+    @field_validator("skill", mode="before")
+    @classmethod
+    def _title_case(cls, v: Any) -> Any:
+        return v.strip().capitalize() if isinstance(v, str) else v
+
+
+class CompleteArgs(ToolArgs):
+    response: str = Field("", max_length=2000, description="A short summary of what you did.")
+
+
+class ChatArgs(ToolArgs):
+    message: str = Field(min_length=1, max_length=1000, description="Message to the whole team.")
+
+
+class TransferArgs(ToolArgs):
+    target_player: str = Field(alias="targetPlayer", min_length=1, description="Teammate's username.")
+    item_key: str = Field(alias="itemKey", min_length=1, description="Key of the item to give.")
+    count: int = Field(1, ge=1, description="How many to give.")
+
+
+Executor = Callable[[World, str, Any], ToolResult]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    args: type[ToolArgs]
+    run: Executor
+    example: str
+    is_chat: bool = False  # chat does not count toward max_action_steps and is removed under no-communication
+
+    def parse(self, raw: dict[str, Any] | None) -> ToolArgs:
+        """Validate raw arguments; raises ``ToolArgsError`` with a message that says how to fix them."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise ToolArgsError(f"{self.name}: arguments must be a JSON object, got {type(raw).__name__}. Example: {self.example}")
+        try:
+            return self.args.model_validate(raw)
+        except ValidationError as exc:
+            raise ToolArgsError(self._explain(exc)) from None
+
+    def execute(self, world: World, agent_id: str, raw: dict[str, Any] | None) -> ToolResult:
+        try:
+            args = self.parse(raw)
+        except ToolArgsError as exc:
+            return ToolResult.fail("bad_args", str(exc))
+        return self.run(world, agent_id, args)
+
+    def _explain(self, exc: ValidationError) -> str:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+            if err["type"] == "extra_forbidden":
+                allowed = ", ".join(self.parameter_names()) or "none"
+                parts.append(f"unknown argument '{loc}' (allowed: {allowed})")
+            elif err["type"] == "missing":
+                parts.append(f"missing argument '{loc}'")
+            else:
+                got = err.get("input")
+                got_s = f" (got {got!r})" if not isinstance(got, dict) else ""
+                parts.append(f"argument '{loc}': {err['msg']}{got_s}")
+        return f"{self.name}: " + "; ".join(parts) + f". Example: {self.example}"
+
+    def parameter_names(self) -> list[str]:
+        return [f.alias or n for n, f in self.args.model_fields.items()]
+
+    def json_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments with the paper's parameter names (no $refs)."""
+        schema = self.args.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        props = schema.get("properties", {})
+        for prop in props.values():
+            prop.pop("title", None)
+            if prop.get("default", 0) is None:
+                prop.pop("default")
+            # `int | None` renders as anyOf; models handle a plain optional type better
+            if "anyOf" in prop:
+                kinds = [a for a in prop.pop("anyOf") if a.get("type") != "null"]
+                if len(kinds) == 1:
+                    prop.update(kinds[0])
+        schema.setdefault("properties", {})
+        schema["additionalProperties"] = False
+        return schema
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.json_schema()}}
+
+
+class ToolArgsError(ValueError):
+    """Raised by ``ToolSpec.parse``; its message names the argument and the fix."""
+
+
+TOOLS: dict[str, ToolSpec] = {
+    t.name: t
+    for t in [
+        ToolSpec(
+            "move_character",
+            "Walk toward tile (x, y) along the shortest path. One call covers at most the move range "
+            "(the result says where you stopped); call again to continue. Blocked tiles (water, rock, "
+            "walls) cannot be entered.",
+            MoveArgs, lambda w, a, p: w.move_character(a, p.x, p.y), "move_character(x=412, y=230)"),
+        ToolSpec(
+            "send_chat_message",
+            "Say something to players within chat radius, or to the whole team with global=true. "
+            "Does not count as an action step.",
+            SendChatArgs, lambda w, a, p: w.send_chat_message(a, p.message, p.global_),
+            "send_chat_message(message='I have 5 logs', global=true)", is_chat=True),
+        ToolSpec(
+            "enter_portal",
+            "Use the portal (door, cave, dungeon entrance, boat) you stand on or next to. Nearby portals "
+            "are listed with their destination.",
+            NoArgs, lambda w, a, p: w.enter_portal(a), "enter_portal()"),
+        ToolSpec(
+            "stop_action",
+            "Stop what you are doing. Actions finish within your turn in this world, so this only passes the turn.",
+            NoArgs, lambda w, a, p: w.stop_action(a), "stop_action()"),
+        ToolSpec(
+            "equip_item",
+            "Equip a weapon, armour piece or tool from your inventory, by slot index or item key. Using it "
+            "on food or a potion eats or drinks it (restores HP).",
+            EquipArgs, lambda w, a, p: w.equip_item(a, p.index, p.item_key), "equip_item(index=2)"),
+        ToolSpec(
+            "harvest_resource",
+            "Gather a tree, rock, fishing spot or plant from the Nearby list until it is depleted. You walk "
+            "next to it first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
+            "your inventory or equipped and the skill level shown. Items go to your inventory.",
+            TargetArgs, lambda w, a, p: w.harvest_resource(a, p.target_instance),
+            "harvest_resource(targetInstance='oak_tree#412')"),
+        ToolSpec(
+            "pickup_resource",
+            "Pick up an item lying on the ground (listed as ground_item in Nearby). You walk to it first if it is within reach.",
+            TargetArgs, lambda w, a, p: w.pickup_resource(a, p.target_instance),
+            "pickup_resource(targetInstance='ground#17')"),
+        ToolSpec(
+            "attack_entity",
+            "Walk to a mob from the Nearby list and fight it until it or you die (you eat food automatically "
+            "when low on HP). Its loot goes to your inventory. You can die: check its level first.",
+            TargetArgs, lambda w, a, p: w.attack_entity(a, p.target_instance),
+            "attack_entity(targetInstance='goblin#3')"),
+        ToolSpec(
+            "sleep",
+            "Wait. Passes your turn (HP regenerates at the end of every round anyway).",
+            SleepArgs, lambda w, a, p: w.sleep(a, p.seconds), "sleep(seconds=5)"),
+        ToolSpec(
+            "craft_item",
+            "Make an item from materials in your inventory with a production skill (Crafting, Smithing, "
+            "Fletching, Cooking, Smelting). Some recipes need a station nearby (furnace, anvil, fire, "
+            "workbench, loom) or a tool (hammer, knife, needle). Makes as many as you can, up to count.",
+            CraftArgs, lambda w, a, p: w.craft_item(a, p.skill.lower(), p.item_key, p.count),
+            "craft_item(skill='Fletching', itemKey='stick', count=5)"),
+        ToolSpec(
+            "complete",
+            "Declare your part of the task done and leave the episode. You cannot act afterwards.",
+            CompleteArgs, lambda w, a, p: w.complete(a, p.response), "complete(response='Delivered the staff')"),
+        ToolSpec(
+            "chat",
+            "Send a message to the whole team. Does not count as an action step.",
+            ChatArgs, lambda w, a, p: w.chat(a, p.message), "chat(message='Meet at the forge')", is_chat=True),
+        ToolSpec(
+            "transfer_items",
+            "Give items from your inventory to a teammate standing within transfer range (see the rules in your brief).",
+            TransferArgs, lambda w, a, p: w.transfer_items(a, p.target_player, p.item_key, p.count),
+            "transfer_items(targetPlayer='woodworker', itemKey='logs', count=5)"),
+    ]
+}
+
+TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+CHAT_TOOLS: frozenset[str] = frozenset(n for n, t in TOOLS.items() if t.is_chat)
+
+
+def openai_tools(names: list[str] | tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The OpenAI function-calling schemas of the given tools (default: all 13, in the paper's order)."""
+    return [TOOLS[n].openai_schema() for n in (names or TOOL_NAMES)]
+
+
+def format_call(name: str, arguments: dict[str, Any] | None) -> str:
+    """``tool(k=v, ...)``, the paper's action string."""
+    args = ", ".join(f"{k}={v}" for k, v in (arguments or {}).items())
+    return f"{name}({args})"
