@@ -393,6 +393,8 @@ def _plan_steps(task: Task) -> int:
 
 def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: bool = False,
                necessity: bool = False, oracle_seeds: int = 1) -> TaskProof:
+    """Every proof of one task, each a :class:`Finding`: solvable, idle fails, random fails, collaborative,
+    honest verifier."""
     t_start = time.perf_counter()
     proof = TaskProof(task.id, task.category, len(task.agents), task.rounds, task.max_action_steps,
                       plan_steps=_plan_steps(task))
@@ -402,8 +404,16 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
     if not task.reference_solution:
         proof.findings.append(Finding("solvable", False, "the task has no reference_solution"))
         return proof
+    oracle = _prove_solvable(task, proof, oracle_seeds)
+    idle = _prove_not_trivial(task, proof, random_seeds, allow_random)
+    _prove_collaborative(task, proof, oracle, necessity)
+    _prove_honest_verifier(task, proof, oracle, idle)
+    proof.total_s = time.perf_counter() - t_start
+    return proof
 
-    # solvable
+
+def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> Any:
+    """The reference plan passes the verifier within the budget with legal calls only; returns its result."""
     t0 = time.perf_counter()
     oracle, team = play(task, "oracle", seed=0)
     proof.oracle_s = time.perf_counter() - t0
@@ -427,8 +437,11 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
         detail += f"; passes with {wins}/{oracle_seeds} seeds"
         warn = wins < oracle_seeds
     proof.findings.append(Finding("solvable", not problems, "; ".join(problems) or detail, warning=warn))
+    return oracle
 
-    # not trivial
+
+def _prove_not_trivial(task: Task, proof: TaskProof, random_seeds: Iterable[int], allow_random: bool) -> Any:
+    """An idle team and a random team (per seed) fail; returns the idle team's result."""
     idle, _ = play(task, "idle", seed=0)
     proof.findings.append(Finding("idle fails", not idle.success,
                                   f"idle team: {idle.message}" if idle.success else f"PSR {idle.psr:.2f}"))
@@ -445,8 +458,11 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
     else:
         proof.findings.append(Finding("random fails", not passed,
                                       f"random team passes with seed(s) {passed}" if passed else f"{len(seeds)} seed(s)"))
+    return idle
 
-    # collaborative
+
+def _prove_collaborative(task: Task, proof: TaskProof, oracle: Any, necessity: bool) -> None:
+    """No agent alone could meet every check (and, with ``necessity``, the plan needs every agent)."""
     analysis = SoloAnalysis(task)  # shared: both questions run the same (cached) sandbox fights
     blockers = solo_blockers(task, analysis=analysis)
     solo = [a for a, why in blockers.items() if why is None]
@@ -468,7 +484,9 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
             detail += "; every agent is needed by the reference plan"
     proof.findings.append(Finding("collaborative", not solo, detail, warning=warn))
 
-    # honest verifier
+
+def _prove_honest_verifier(task: Task, proof: TaskProof, oracle: Any, idle: Any) -> None:
+    """The oracle reaches every checkpoint and none but guards holds for an idle team."""
     unreached = [cp.name for cp in oracle.checkpoints if not cp.achieved]
     cannot_fail = []
     guards = []
@@ -491,8 +509,6 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: 
     detail = "; ".join(problems) or (f"{len(oracle.checkpoints)} checkpoints" +
                                      (f" ({len(guards)} guard: {', '.join(guards)})" if guards else ""))
     proof.findings.append(Finding("honest verifier", not problems, detail))
-    proof.total_s = time.perf_counter() - t_start
-    return proof
 
 
 def prove_tasks(tasks: Iterable[Task], *, random_seeds: Iterable[int] = (0,), allow_random: Iterable[str] = (),

@@ -332,6 +332,9 @@ class Runner:
         self._tokens_done = 0
         self._cost_done = 0.0
         self._running: dict[str, asyncio.Task] = {}
+        self._results: list[EpisodeResult] = []  # this session's and the kept ones, as recorded
+        self._ran = 0  # episodes this session ran and recorded
+        self._cancelled: list[str] = []  # episodes a budget stop cancelled (resume reruns them)
         self._limiters = {p: RateLimiter(r) for p, r in spec.rate_limits.items() if r > 0}
         self._provider_sems = {p: asyncio.Semaphore(n) for p, n in spec.provider_concurrency.items()}
         self._cce = make_cce_scorer(spec)
@@ -427,6 +430,7 @@ class Runner:
     # -- main loop ---------------------------------------------------------------
     async def run(self) -> RunSummary:
         manifest, results, todo = self._prepare()
+        self._results, self._ran, self._cancelled = results, 0, []
         self._tokens_done = sum(r.tokens_in + r.tokens_out for r in results)
         self._cost_done = sum(r.cost_usd for r in results)
         self.observer.run_started(len(self.jobs), len(results))
@@ -435,76 +439,13 @@ class Runner:
             self.observer.episode_finished(jobs_by_id[r.episode_id], r)
         self._check_budget()
         sem = asyncio.Semaphore(self.spec.concurrency)
-        ran = 0
-        cancelled: list[str] = []
         status = "finished"
-
-        async def one(job: EpisodeJob) -> None:
-            nonlocal ran
-            psem = self._provider_sems.get(job.provider)
-            async with sem, (psem if psem is not None else contextlib.nullcontext()):
-                if self._stop_reason:
-                    return
-                out = self.dir.episode_dir(job.episode_id)
-                out.mkdir(parents=True, exist_ok=True)
-                self.observer.episode_started(job)
-
-                price = self.spec.price_of(job.model)
-
-                def progress(event: Any) -> None:
-                    if isinstance(event, TurnEvent):
-                        self._live_tokens[job.episode_id] = (self._live_tokens.get(job.episode_id, 0)
-                                                             + event.tokens_in + event.tokens_out)
-                        if price is not None:
-                            self._live_cost[job.episode_id] = (self._live_cost.get(job.episode_id, 0.0)
-                                                               + event.tokens_in * price[0]
-                                                               + event.tokens_out * price[1])
-                    self.observer.episode_event(job, event)
-                    self._check_budget()
-
-                task = asyncio.ensure_future(self.executor.run(job, out, progress, self._limiters.get(job.provider)))
-                self._running[job.episode_id] = task
-                t0 = time.perf_counter()
-                try:
-                    result = await task
-                except asyncio.CancelledError:
-                    if self._stop_reason is None:
-                        raise  # the whole run is being cancelled
-                    cancelled.append(job.episode_id)
-                    return
-                except RunSpecError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - one broken episode must not sink the run
-                    result = error_result(job, e, time.perf_counter() - t0)
-                    (out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-                finally:
-                    self._running.pop(job.episode_id, None)
-                    self._live_tokens.pop(job.episode_id, None)
-                    self._live_cost.pop(job.episode_id, None)
-                priced = self._priced(job, result)
-                if priced is not result and (out / "result.json").is_file():
-                    (out / "result.json").write_text(priced.model_dump_json(indent=2) + "\n", encoding="utf-8")
-                result = priced
-                if self._cce is not None and not needs_retry(result):
-                    # Scored before the result is recorded: a recorded episode always has its cce.json.
-                    try:
-                        await asyncio.to_thread(self._cce, out)
-                    except Exception:  # noqa: BLE001 - a judge failure leaves the episode itself valid
-                        (out / "cce_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-                self.dir.append_result(result)
-                results.append(result)
-                ran += 1
-                self._tokens_done += result.tokens_in + result.tokens_out
-                self._cost_done += result.cost_usd
-                self.observer.episode_finished(job, result)
-                self._check_budget()
-
         try:
             async with self.executor:
                 address = getattr(self.executor, "address", None)
                 if address:  # where the episodes run (a Dask scheduler), for the record
                     manifest["sessions"][-1]["executor_address"] = address
-                await asyncio.gather(*(one(j) for j in todo))
+                await asyncio.gather(*(self._run_one(j, sem) for j in todo))
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -512,31 +453,101 @@ class Runner:
             status = "failed"
             raise
         finally:
-            if self._stop_reason:
-                status = "stopped"
-            session = manifest["sessions"][-1]
-            session.update(finished=utcnow(), ran=ran, cancelled=cancelled)
-            manifest["status"] = status
-            manifest["stop_reason"] = self._stop_reason
-            # Everything recorded is final for this session; order the file as planned.
-            order = {j.episode_id: i for i, j in enumerate(self.jobs)}
-            final = {r.episode_id: r for r in self.dir.read_results()}
-            ordered = sorted(final.values(), key=lambda r: order.get(r.episode_id, len(order)))
-            self.dir.rewrite_results(ordered)
-            done = sum(1 for r in ordered if not needs_retry(r))
-            manifest["counts"] = {"planned": len(self.jobs), "done": done,
-                                  "errors": sum(1 for r in ordered if needs_retry(r)),
-                                  "remaining": len(self.jobs) - done}
-            if status == "finished" and manifest["counts"]["remaining"]:
-                status = manifest["status"] = "finished_with_errors"
-            self.dir.write_manifest(manifest)
+            ordered = self._finish_session(manifest, "stopped" if self._stop_reason else status)
         summary = RunSummary(
-            run_dir=self.dir.path, planned=len(self.jobs), done=done, ran=ran,
+            run_dir=self.dir.path, planned=len(self.jobs), done=manifest["counts"]["done"], ran=self._ran,
             successes=sum(r.success for r in ordered), errors=manifest["counts"]["errors"],
             tokens=sum(r.tokens_in + r.tokens_out for r in ordered), cost_usd=sum(r.cost_usd for r in ordered),
             stop_reason=self._stop_reason, results=ordered)
         self.observer.run_finished(summary)
         return summary
+
+    async def _run_one(self, job: EpisodeJob, sem: asyncio.Semaphore) -> None:
+        """Run one planned episode (within the run's and its provider's concurrency) and record it."""
+        psem = self._provider_sems.get(job.provider)
+        async with sem, (psem if psem is not None else contextlib.nullcontext()):
+            if self._stop_reason:
+                return
+            out = self.dir.episode_dir(job.episode_id)
+            out.mkdir(parents=True, exist_ok=True)
+            self.observer.episode_started(job)
+            task = asyncio.ensure_future(self.executor.run(job, out, self._progress_fn(job),
+                                                           self._limiters.get(job.provider)))
+            self._running[job.episode_id] = task
+            t0 = time.perf_counter()
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                if self._stop_reason is None:
+                    raise  # the whole run is being cancelled
+                self._cancelled.append(job.episode_id)
+                return
+            except RunSpecError:
+                raise
+            except Exception as e:  # noqa: BLE001 - one broken episode must not sink the run
+                result = error_result(job, e, time.perf_counter() - t0)
+                (out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+            finally:
+                self._running.pop(job.episode_id, None)
+                self._live_tokens.pop(job.episode_id, None)
+                self._live_cost.pop(job.episode_id, None)
+            await self._record(job, out, result)
+
+    def _progress_fn(self, job: EpisodeJob) -> ProgressFn:
+        """Per-event callback of one episode: live token and cost counts for the budgets, then the observer."""
+        price = self.spec.price_of(job.model)
+
+        def progress(event: Any) -> None:
+            if isinstance(event, TurnEvent):
+                self._live_tokens[job.episode_id] = (self._live_tokens.get(job.episode_id, 0)
+                                                     + event.tokens_in + event.tokens_out)
+                if price is not None:
+                    self._live_cost[job.episode_id] = (self._live_cost.get(job.episode_id, 0.0)
+                                                       + event.tokens_in * price[0] + event.tokens_out * price[1])
+            self.observer.episode_event(job, event)
+            self._check_budget()
+
+        return progress
+
+    async def _record(self, job: EpisodeJob, out: Path, result: EpisodeResult) -> None:
+        """Price, score (with the run's judge) and append one finished episode's result."""
+        priced = self._priced(job, result)
+        if priced is not result and (out / "result.json").is_file():
+            (out / "result.json").write_text(priced.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        result = priced
+        if self._cce is not None and not needs_retry(result):
+            # Scored before the result is recorded: a recorded episode always has its cce.json.
+            try:
+                await asyncio.to_thread(self._cce, out)
+            except Exception:  # noqa: BLE001 - a judge failure leaves the episode itself valid
+                (out / "cce_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        self.dir.append_result(result)
+        self._results.append(result)
+        self._ran += 1
+        self._tokens_done += result.tokens_in + result.tokens_out
+        self._cost_done += result.cost_usd
+        self.observer.episode_finished(job, result)
+        self._check_budget()
+
+    def _finish_session(self, manifest: dict[str, Any], status: str) -> list[EpisodeResult]:
+        """Close this session in the manifest and order results.jsonl as planned; returns the results."""
+        session = manifest["sessions"][-1]
+        session.update(finished=utcnow(), ran=self._ran, cancelled=self._cancelled)
+        manifest["stop_reason"] = self._stop_reason
+        # Everything recorded is final for this session; order the file as planned.
+        order = {j.episode_id: i for i, j in enumerate(self.jobs)}
+        final = {r.episode_id: r for r in self.dir.read_results()}
+        ordered = sorted(final.values(), key=lambda r: order.get(r.episode_id, len(order)))
+        self.dir.rewrite_results(ordered)
+        done = sum(1 for r in ordered if not needs_retry(r))
+        manifest["counts"] = {"planned": len(self.jobs), "done": done,
+                              "errors": sum(1 for r in ordered if needs_retry(r)),
+                              "remaining": len(self.jobs) - done}
+        if status == "finished" and manifest["counts"]["remaining"]:
+            status = "finished_with_errors"
+        manifest["status"] = status
+        self.dir.write_manifest(manifest)
+        return ordered
 
 
 def _safe_argv() -> list[str]:

@@ -14,126 +14,16 @@ from typing import Any
 
 from ...core.hookspecs import hookimpl
 from ...core.play.protocol import TeamSpec, Turn
-from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     result_text, split_turns, tool_bindings, turn_messages)
+from .common import (FrameworkTeam, HistoryBudget, team_factory, ToolRouter, result_text, tool_bindings, turn_messages)
 
 
-def _tool_names(group: list[Any]) -> list[str]:
-    """The FunctionCalls in the assistant messages of one turn of an AutoGen history."""
-    return [c.name for m in group if isinstance(getattr(m, "content", None), list)
-            for c in m.content if hasattr(c, "name") and hasattr(c, "arguments")]
+def _autogen_classes() -> dict[str, Any]:
+    """The AutoGen adapter classes, imported on first use (keeps ``agentworld --help`` free of AutoGen)."""
+    from . import autogen_parts
 
+    return {"GateTool": autogen_parts.GateTool, "BudgetedContext": autogen_parts.BudgetedContext,
+            "MeteredClient": autogen_parts.MeteredClient}
 
-def _autogen_classes():
-    """Build the AutoGen subclasses on first use (keeps ``agentworld --help`` free of AutoGen imports)."""
-    global _CLASSES
-    if _CLASSES is not None:
-        return _CLASSES
-    from autogen_core.model_context import ChatCompletionContext
-    from autogen_core.models import ChatCompletionClient, CreateResult, UserMessage
-    from autogen_core.tools import BaseTool, ToolSchema
-    from pydantic import BaseModel, ConfigDict
-
-    class RawArgs(BaseModel):
-        """Accepts whatever the model sent: validation is the gate's job (its message reaches the model)."""
-
-        model_config = ConfigDict(extra="allow")
-
-    class GateTool(BaseTool[RawArgs, str]):
-        def __init__(self, binding: ToolBinding):
-            super().__init__(RawArgs, str, binding.name, binding.description)
-            self.binding = binding
-            # Built once: AssistantAgent reads every tool's schema on every model call.
-            self._schema = ToolSchema(name=binding.name, description=binding.description,
-                                      parameters=binding.schema(), strict=False)
-
-        @property
-        def schema(self) -> ToolSchema:
-            return self._schema
-
-        async def run(self, args: RawArgs, cancellation_token: Any) -> str:
-            return await self.binding.run(args.model_dump())
-
-        async def run_json(self, args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
-            return await self.binding.run(dict(args))
-
-    class BudgetedContext(ChatCompletionContext):
-        """The agent's history; :meth:`fold` drops the oldest turns and keeps a summary message in front."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.summary: str | None = None
-
-        async def get_messages(self) -> list:
-            head = [UserMessage(content=self.summary, source="history")] if self.summary else []
-            return head + list(self._messages)
-
-        def fold(self, budget: HistoryBudget, incoming_chars: int) -> int:
-            groups = split_turns(self._messages, lambda m: isinstance(m, UserMessage))
-            folded = sum(len(g) for g in budget.fold_oldest(groups, _tool_names, incoming_chars))
-            del self._messages[:folded]
-            self.summary = budget.summary()
-            return folded
-
-    class MeteredClient(ChatCompletionClient):
-        """Delegates to the real (or scripted) client; adds timeout, retries, token and latency accounting."""
-
-        def __init__(self, inner: ChatCompletionClient, team: "AutoGenTeam", agent_id: str):
-            self.inner, self.team, self.agent_id = inner, team, agent_id
-
-        async def create(self, messages, **kwargs) -> CreateResult:
-            meter = self.team.routers[self.agent_id].meter
-            if kwargs.get("tools") and kwargs.get("tool_choice", "auto") == "auto":
-                kwargs["tool_choice"] = "required"  # AssistantAgent has no tool_choice option; the paper forces one
-            result = await call_model(lambda: self.inner.create(messages, **kwargs), self.team.model, meter, _validate)
-            meter.usage(result.usage.prompt_tokens, result.usage.completion_tokens)
-            if result.thought:  # text the model wrote next to its tool call
-                self.team.thoughts[self.agent_id] = result.thought
-            if isinstance(result.content, list):
-                for call in result.content:
-                    meter.emitted(call.name, call.arguments)
-            return result
-
-        def create_stream(self, messages, **kwargs):
-            return self.inner.create_stream(messages, **kwargs)
-
-        async def close(self) -> None:
-            await self.inner.close()
-
-        def actual_usage(self):
-            return self.inner.actual_usage()
-
-        def total_usage(self):
-            return self.inner.total_usage()
-
-        def count_tokens(self, messages, **kwargs) -> int:
-            return self.inner.count_tokens(messages, **kwargs)
-
-        def remaining_tokens(self, messages, **kwargs) -> int:
-            return self.inner.remaining_tokens(messages, **kwargs)
-
-        @property
-        def capabilities(self):
-            return self.inner.model_info
-
-        @property
-        def model_info(self):
-            return self.inner.model_info
-
-    def _validate(result: Any) -> None:
-        content = getattr(result, "content", None)
-        if isinstance(content, list):
-            for call in content:
-                if not getattr(call, "name", None):
-                    raise MalformedResponse("function call without a name")
-        elif not isinstance(content, str):
-            raise MalformedResponse(f"unexpected completion content {type(content).__name__}")
-
-    _CLASSES = {"GateTool": GateTool, "BudgetedContext": BudgetedContext, "MeteredClient": MeteredClient}
-    return _CLASSES
-
-
-_CLASSES: dict[str, Any] | None = None
 
 
 @functools.cache
