@@ -1,6 +1,6 @@
 """Causal Collaboration Effectiveness (CCE): the causal action graph of one episode and its metrics.
 
-The paper's definition (shared/reference/paper-format.md section 4): every tool call and chat message is an
+The paper's definition (docs/paper.md, docs/cce.md): every tool call and chat message is an
 action (a node); an edge ``x -> y`` says "x causally enabled y"; the success actions S achieved the objective;
 the contributing set C is S plus all its ancestors; CCE = |C| / |T| and PAC_i = |C ∩ T_i| / |T_i|. A failed
 task has CCE = 0 (``raw_cce`` keeps the graph's own ratio when a failed episode is judged anyway).

@@ -200,7 +200,7 @@ def make_world(task: Task, seed: int) -> World:
 def agent_status(world: World, agent_id: str) -> AgentStatus:
     st = world.player_state(agent_id)
     return AgentStatus(hp=st.hp, max_hp=st.max_hp, x=st.x, y=st.y, level=st.combat_level, alive=st.alive,
-                       xp=sum(st.xp.values()),
+                       xp=sum(st.xp.values()), equipment=dict(st.equipment),
                        inventory=[{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory])
 
 

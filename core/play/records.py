@@ -29,6 +29,7 @@ class AgentStatus(BaseModel):
     alive: bool
     inventory: list[dict[str, Any]]  # [{"key", "name", "count"}]
     xp: int = 0  # total XP over all skills (the paper's status line shows it); added by EPISODE
+    equipment: dict[str, str] | None = None  # slot -> item key (None in trajectories written before it existed)
 
 
 class StartEvent(BaseModel):

@@ -29,7 +29,7 @@ _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
         29: 2.045, 30: 2.042, 40: 2.021, 50: 2.009, 60: 2.000, 80: 1.990, 100: 1.984, 120: 1.980, 200: 1.972,
         500: 1.965, 1000: 1.962}
 
-# The paper's headline figures (reference/paper-format.md section 5), for side-by-side tables.
+# The paper's headline figures (docs/paper.md), for side-by-side tables.
 PAPER_MAIN = [  # model, SR %, PSR %, CCE
     ("Gemini 3 Flash", 52.0, 71.5, 0.320), ("Claude Haiku 4.5", 45.0, 62.7, 0.294),
     ("GPT-5 Mini", 36.0, 62.6, 0.206), ("DeepSeek R1-70B", 20.0, 43.5, 0.125)]
@@ -384,7 +384,7 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
                       _signed(p.get("cce"), 1, 3), _signed(p["rounds"]), _signed(p["actions"]),
                       f"{p['mcnemar']['p']:.3g}")
         console.print(t)
-    t = Table(title="Paper, main set (reference/paper-format.md §5)", title_justify="left", header_style="dim")
+    t = Table(title="Paper, main set (docs/paper.md)", title_justify="left", header_style="dim")
     for head in ("model", "SR %", "PSR %", "CCE"):
         t.add_column(head)
     for p in rep["paper_main"]:

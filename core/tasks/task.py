@@ -139,6 +139,8 @@ class Step(_Yaml):
 
 class YamlTask(_Yaml):
     id: str | None = None
+    # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
+    paper_id: str | None = Field(None, pattern=r"^task_\d+$")
     category: Category | None = None
     task: YamlTaskHead
     objectives: Objectives
@@ -176,6 +178,7 @@ class AgentDef(BaseModel):
 
 class Task(BaseModel):
     id: str
+    paper_id: str | None = None
     name: str
     description: str = ""
     category: Category | None = None
@@ -291,7 +294,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
         raise TaskError(file, [Problem("id", f"task id {task_id!r} has characters other than letters, digits, '_', '.', '-'",
                                        "rename it, e.g. task_09_bridge")])
     return Task(
-        id=task_id, name=head.task.name, description=head.task.description, category=head.category,
+        id=task_id, paper_id=head.paper_id, name=head.task.name, description=head.task.description, category=head.category,
         objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
