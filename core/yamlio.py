@@ -2,17 +2,147 @@
 
 libyaml's C loader is about five times faster than the pure-Python one (a task file: ~10 ms instead of
 ~50 ms); it is used wherever PyYAML was built with it.
+
+Input is treated as hostile: :func:`read_yaml_file` refuses a file over the size cap before reading it and
+a file that is not UTF-8, naming the file and where; :func:`load_yaml` refuses a mapping with the same key
+twice (YAML would silently keep the last one) naming both lines, and bounds what aliases may add (a
+"billion laughs" document of a few hundred bytes expands to gigabytes once anything walks it) and refuses
+an alias that contains itself. Both checks walk the composed node graph once, before anything is built.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a task file or run spec; the shipped tasks are under 20 KB
+MAX_ALIAS_EXPANSION = 10_000  # values that aliases may add beyond the document as written
+MAX_NODES = 100_000  # values in one document (the largest shipped task has about 1,500)
 
-def load_yaml(text: str) -> Any:
-    """Parse YAML safely (no arbitrary objects). Raises ``yaml.YAMLError`` with line/column marks."""
+
+class YamlInputError(ValueError):
+    """Input refused before or while parsing. ``where`` is "line N" (or "(file)"), ``fix`` says what to do."""
+
+    def __init__(self, where: str, message: str, fix: str):
+        self.where, self.message, self.fix = where, message, fix
+        super().__init__(f"{where}: {message} (fix: {fix})")
+
+
+def read_yaml_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of a YAML file: refused (YamlInputError) if larger than ``max_bytes`` or not UTF-8.
+    OSError (missing, unreadable) is left to the caller, which knows what the file was for."""
+    p = Path(path)
+    size = p.stat().st_size
+    if size > max_bytes:
+        raise YamlInputError("(file)", f"the file is {size:,} bytes, over the {max_bytes:,}-byte limit",
+                             "split it or remove bulk data (task and spec files are a few KB)")
+    with p.open("rb") as f:
+        data = f.read(max_bytes + 1)  # a file growing while read is still capped
+    if len(data) > max_bytes:
+        raise YamlInputError("(file)", f"the file is over the {max_bytes:,}-byte limit",
+                             "split it or remove bulk data")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlInputError(f"line {line}", f"the file is not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                                             f"column {column})", "save the file as UTF-8") from None
+
+
+def load_yaml(text: str, *, checked: bool = True, max_alias_expansion: int = MAX_ALIAS_EXPANSION,
+              max_nodes: int = MAX_NODES) -> Any:
+    """Parse YAML safely (no arbitrary objects, no duplicate keys, bounded size and aliases).
+
+    Raises ``yaml.YAMLError`` (with line/column marks) for bad syntax and :class:`YamlInputError` for a
+    duplicate key, a recursive alias, or a document with more than ``max_nodes`` nodes or whose aliases
+    would add more than ``max_alias_expansion`` nodes. ``checked=False`` skips these checks (for data
+    shipped with the package, read at every start)."""
+    if checked:
+        check_events(text, max_alias_expansion=max_alias_expansion, max_nodes=max_nodes)
     return yaml.load(text, Loader=YAML_LOADER)
+
+
+def check_events(text: str, *, max_alias_expansion: int = MAX_ALIAS_EXPANSION, max_nodes: int = MAX_NODES) -> None:
+    """One pass over libyaml's parse events, before anything is built: node count, duplicate keys, aliases.
+
+    Parsing events costs a fraction of building the document and stops at the first problem, so a huge or
+    hostile document is refused in bounded time. An anchored node's size is known when it ends; an alias
+    adds that size minus one (the alias event itself); an alias to a node still open is recursive."""
+    loader = YAML_LOADER(text)
+    try:
+        nodes = 0  # events that are nodes (scalars, aliases, sequence and mapping starts)
+        added = 0  # nodes that aliases add beyond the document as written
+        sizes: dict[str, int] = {}  # anchor -> expanded size of its node (once closed)
+        open_: list[list[Any]] = []  # containers: [start nodes, start added, anchor, keys seen or None, at key]
+        while True:
+            ev = loader.get_event()
+            if ev is None or isinstance(ev, yaml.StreamEndEvent):
+                return
+            if isinstance(ev, (yaml.CollectionEndEvent,)):
+                start_nodes, start_added, anchor, _, _ = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = (nodes - start_nodes) + (added - start_added) + 1
+                _after_value(open_)
+                continue
+            if not isinstance(ev, yaml.NodeEvent):
+                continue  # stream/document start and end
+            nodes += 1
+            if nodes > max_nodes:
+                raise YamlInputError(f"line {ev.start_mark.line + 1}", f"the document has more than {max_nodes:,} "
+                                     "values", "split it or remove bulk data (a task file has a few thousand)")
+            if isinstance(ev, yaml.AliasEvent):
+                if ev.anchor not in sizes:  # unknown anchors are the parser's error; open ones are recursive
+                    if any(c[2] == ev.anchor for c in open_):
+                        raise YamlInputError(f"line {ev.start_mark.line + 1}", f"alias *{ev.anchor} refers to the "
+                                             "node that contains it (a recursive alias)", "remove the alias")
+                    return  # let the real load report the undefined alias with its mark
+                added += sizes[ev.anchor] - 1
+                if added > max_alias_expansion:
+                    raise YamlInputError(f"line {ev.start_mark.line + 1}", f"aliases (*name) would expand the "
+                                         f"document by more than {max_alias_expansion:,} values",
+                                         "write the values out instead of nesting aliases of aliases")
+                _key_or_value(open_, None, ev)
+                continue
+            if isinstance(ev, yaml.ScalarEvent):
+                key = (loader.resolve(yaml.ScalarNode, ev.value, ev.implicit), ev.value)
+                _key_or_value(open_, key, ev)
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+                continue
+            _key_or_value(open_, None, ev)  # a collection starts (as a key or a value)
+            keys = {} if isinstance(ev, yaml.MappingStartEvent) else None
+            open_.append([nodes, added, ev.anchor, keys, True])
+    finally:
+        loader.dispose()
+
+
+def _key_or_value(open_: list[list[Any]], key: tuple[str, str] | None, ev: Any) -> None:
+    """Record a node inside the innermost container; a scalar mapping key is checked for duplicates."""
+    if not open_ or open_[-1][3] is None:
+        return
+    top = open_[-1]
+    if top[4]:  # this node is a key
+        top[4] = False
+        if key is not None and key[0] != "tag:yaml.org,2002:merge":
+            line = ev.start_mark.line + 1
+            first = top[3].get(key)
+            if first is not None:
+                name = key[1] if len(key[1]) <= 60 else key[1][:57] + "..."
+                raise YamlInputError(f"line {line}", f"duplicate key '{name}' (first on line {first}, again on "
+                                     f"line {line}); YAML would silently keep only the last",
+                                     "remove or rename one of them")
+            top[3][key] = line
+        return
+    if isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
+        top[4] = True  # a value scalar ends the pair; a collection value ends at its CollectionEndEvent
+
+
+def _after_value(open_: list[list[Any]]) -> None:
+    """A collection just closed: if it was a mapping value (or key), the next node is a key."""
+    if open_ and open_[-1][3] is not None and not open_[-1][4]:
+        open_[-1][4] = True

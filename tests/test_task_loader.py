@@ -17,7 +17,7 @@ BAD = sorted((DATA / "bad_tasks").glob("*.yaml"))
 
 
 def _expectation(path: Path) -> tuple[str, str, str]:
-    for line in path.read_text().splitlines():
+    for line in path.read_bytes().decode("utf-8", "replace").splitlines():  # some files are not UTF-8 on purpose
         if line.startswith("# expect:"):
             field, message, fix = (p.strip() for p in line.removeprefix("# expect:").split("|"))
             return field, message, fix

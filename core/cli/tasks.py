@@ -98,6 +98,13 @@ def tasks_validate(files: tuple[Path, ...]) -> None:
             bad += 1
             con.print(f"[red]FAIL[/red] {exc}", highlight=False, soft_wrap=True)
             continue
+        except Exception as exc:  # noqa: BLE001 - one broken file must not stop the others being checked
+            bad += 1
+            from rich.markup import escape
+
+            con.print(f"[red]FAIL[/red] {escape(str(p))}: could not be checked "
+                      f"({escape(type(exc).__name__)}: {escape(str(exc)[:200])})", highlight=False, soft_wrap=True)
+            continue
         note = "" if t.verifiable else "  [yellow](unverifiable: no verifier)[/yellow]"
         con.print(f"[green]ok[/green]   {p}  ({t.id}, {len(t.agents)} agents){note}", highlight=False, soft_wrap=True)
     con.print(f"{len(paths) - bad}/{len(paths)} task files valid")

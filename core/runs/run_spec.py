@@ -18,7 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..yamlio import load_yaml
+from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 
 # Frameworks that need no model: their teams are scripted.
 SCRIPTED_FRAMEWORKS = ("oracle", "random", "idle")
@@ -193,9 +193,11 @@ def load_run_spec(path: str | Path, **overrides: Any) -> RunSpec:
     """Read a YAML run spec; ``overrides`` (from CLI flags) replace its fields. Errors name field and fix."""
     p = Path(path)
     try:
-        data = load_yaml(p.read_text(encoding="utf-8")) or {}
+        data = load_yaml(read_yaml_file(p)) or {}
     except FileNotFoundError:
         raise RunSpecError(f"{p}: run spec not found; pass a YAML file or use --task/--suite flags") from None
+    except YamlInputError as e:
+        raise RunSpecError(f"{p}: {e}") from None
     except yaml.YAMLError as e:
         raise RunSpecError(f"{p}: not valid YAML: {e}") from None
     if not isinstance(data, dict):

@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
-from ..yamlio import load_yaml
+from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 from ..world.models import SKILLS, Rules
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +70,19 @@ def did_you_mean(word: str, choices: Any, what: str) -> str:
         return f"did you mean '{close[0]}'?"
     shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
     return f"use a known {what}: {shown}"
+
+
+def excerpt(value: Any, limit: int = 60) -> str:
+    """A short repr of a bad value for an error message (a hostile file's value can be megabytes)."""
+    text = repr(value) if not isinstance(value, (dict, list)) else _shallow_repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shallow_repr(value: Any) -> str:
+    # repr() of a nested value walks all of it (an alias bomb is gigabytes once expanded): show one level
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: ..." for k in list(value)[:4]) + (", ..." if len(value) > 4 else "") + "}"
+    return f"[{len(value)} items]"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -245,11 +258,29 @@ def _pydantic_problems(exc: ValidationError, prefix: tuple[Any, ...], allowed: l
         elif err["type"] == "missing":
             problems.append(Problem(field, "required field is missing", "add it"))
         elif err["type"] == "literal_error" and loc[-1] == "category":
-            problems.append(Problem(field, f"unknown category {err.get('input')!r}",
-                                    did_you_mean(str(err.get("input")), CATEGORIES, "category")))
+            problems.append(Problem(field, f"unknown category {excerpt(err.get('input'))}",
+                                    did_you_mean(str(err.get("input"))[:60], CATEGORIES, "category")))
         else:
-            problems.append(Problem(field, f"{err['msg']} (got {err.get('input')!r})",
+            problems.append(Problem(field, f"{err['msg']} (got {excerpt(err.get('input'))})",
                                     "give a value of the right type/range"))
+    return problems
+
+
+def _check_usernames(agents: list[AgentDef]) -> list[Problem]:
+    """Unique usernames, none equal to an agent id: a reference such as ``agent: agent_3`` or
+    ``targetPlayer: agent_3`` resolves by id or username, so an overlap would point at the wrong agent."""
+    problems: list[Problem] = []
+    ids = {a.agent_id for a in agents}
+    seen: dict[str, str] = {}
+    for a in agents:
+        name = excerpt(a.username)
+        if a.username in seen:
+            problems.append(Problem(f"{a.agent_id}.username", f"username {name} is also used by {seen[a.username]}",
+                                    "give every agent its own username"))
+        elif a.username in ids and a.username != a.agent_id:
+            problems.append(Problem(f"{a.agent_id}.username", f"username {name} is the id of another agent",
+                                    "choose a username that is not an agent_N key, e.g. the agent's role"))
+        seen.setdefault(a.username, a.agent_id)
     return problems
 
 
@@ -281,12 +312,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
             skills=dict(block.skill_levels), inventory=list(block.inventory_items),
             equipment=list(block.equipped_items), role=block.role, guideline=block.guideline,
             new_character=block.new_character))
-    seen: dict[str, str] = {}
-    for a in agents:
-        if a.username in seen:
-            problems.append(Problem(f"{a.agent_id}.username", f"username '{a.username}' is also used by {seen[a.username]}",
-                                    "give every agent its own username"))
-        seen.setdefault(a.username, a.agent_id)
+    problems += _check_usernames(agents)
     if problems or head is None:
         raise TaskError(file, problems)
     task_id = head.id or default_id
@@ -306,19 +332,34 @@ def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | 
     p = Path(path)
     file = str(p)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_yaml_file(p)
+        raw = load_yaml(text)
     except OSError as exc:
         raise TaskError(file, [Problem("(file)", f"cannot read the file: {exc.strerror or exc}",
                                        "check the path (`agentworld tasks list` shows the shipped tasks)")]) from None
-    try:
-        raw = load_yaml(text)
+    except YamlInputError as exc:
+        raise TaskError(file, [Problem(exc.where, exc.message, exc.fix)]) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
-        raise TaskError(file, [Problem(where, f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                                       "fix the YAML syntax (indentation, quotes, colons)")]) from None
+        raise TaskError(file, [_yaml_problem(exc, text)]) from None
     task = parse_task(raw, file, default_id=p.stem)
     return _validated(task, file, world) if validate else task
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
+    """A YAML syntax error as a Problem at its line (libyaml's text names "<unicode string>", not the file)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        where = f"line {mark.line + 1}, column {mark.column + 1}"
+    elif isinstance(getattr(exc, "position", None), int):  # a ReaderError: a character YAML does not allow
+        where = f"line {text.count(chr(10), 0, exc.position) + 1}"
+    else:
+        where = "(file)"
+    what = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc).splitlines()[0]
+    if isinstance(getattr(exc, "character", None), (int, str)) and getattr(exc, "reason", None):
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        what = f"{exc.reason} (character U+{char:04X})"
+    return Problem(where, f"not valid YAML: {excerpt(what, 200).strip(chr(39))}",
+                   "fix the YAML syntax (indentation, quotes, colons)")
 
 
 def _validated(task: Task, file: str, world: "LoadedWorld | None" = None) -> Task:
@@ -429,16 +470,34 @@ def _check_rules(task: Task) -> list[Problem]:
     problems = []
     for key in task.world_rules:
         if key not in Rules.model_fields:
-            problems.append(Problem(f"world_rules.{key}", f"unknown world rule '{key}'",
-                                    did_you_mean(key, Rules.model_fields, "rule")))
+            shown = excerpt(key).strip("'")
+            problems.append(Problem(f"world_rules.{shown}", f"unknown world rule '{shown}'",
+                                    did_you_mean(str(key)[:60], Rules.model_fields, "rule")))
     known = {k: v for k, v in task.world_rules.items() if k in Rules.model_fields}
     try:
         Rules(**known)
     except ValidationError as exc:
         for err in exc.errors():
+            name = str(err["loc"][0]) if err["loc"] else ""
+            field = Rules.model_fields.get(name)
+            limits = _range_of(field) if field is not None else ""
             problems.append(Problem(f"world_rules.{_field_path(tuple(err['loc']))}",
-                                    f"{err['msg']} (got {err.get('input')!r})", "give a value of the rule's type"))
+                                    f"{err['msg']} (got {excerpt(err.get('input'))})",
+                                    f"give a value of the rule's type{limits}"))
     return problems
+
+
+def _range_of(field: Any) -> str:
+    """", a finite number from 0 to 1" style hint from a rule's pydantic constraints (ge/le/gt)."""
+    lo = hi = None
+    for m in field.metadata:
+        lo = getattr(m, "ge", None) if getattr(m, "ge", None) is not None else lo
+        lo = getattr(m, "gt", None) if getattr(m, "gt", None) is not None else lo
+        hi = getattr(m, "le", None) if getattr(m, "le", None) is not None else hi
+    if lo is None and hi is None:
+        return ""
+    kind = "a finite number" if field.annotation is float else "a whole number"
+    return f": {kind} from {lo} to {hi}" if hi is not None else f": {kind} of at least {lo}"
 
 
 def _check_items(field: str, stacks: list[YamlStack], w: WorldIndex, equip: bool) -> list[Problem]:
@@ -475,6 +534,42 @@ def _check_agents(task: Task, w: WorldIndex) -> list[Problem]:
                                         f"use a level from 1 to {w.max_level}"))
         problems += _check_items(f"{f}.inventory_items", a.inventory, w, equip=False)
         problems += _check_items(f"{f}.equipped_items", a.equipment, w, equip=True)
+        problems += _check_fits(task, a, w)
+    return problems
+
+
+def _check_fits(task: Task, a: AgentDef, w: WorldIndex) -> list[Problem]:
+    """The starting inventory fits the inventory slots, and each equipment slot holds at most one item
+    (the engine would refuse the player when the episode starts)."""
+    problems: list[Problem] = []
+    slots = task.world_rules.get("inventory_slots", w.loaded.data.rules.inventory_slots)
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:  # else: a bad rule, reported
+        need = 0
+        keys: set[str] = set()
+        for s in a.inventory:
+            item = w.items.get(s.item)
+            if item is None:
+                continue  # reported as an unknown item
+            if item.stackable:
+                need += s.item not in keys  # stackable items share one slot per key
+                keys.add(s.item)
+            else:
+                need += s.count  # one slot each
+        if need > slots:
+            problems.append(Problem(f"{a.agent_id}.inventory_items", f"the starting inventory needs {need} slot{'s' if need != 1 else ''}, "
+                                    f"but there are {slots} (world_rules.inventory_slots)",
+                                    "give fewer items (equipment takes one slot each) or raise inventory_slots"))
+    used: dict[str, int] = {}
+    for i, s in enumerate(a.equipment):
+        item = w.items.get(s.item)
+        if item is None or item.slot is None:
+            continue  # reported by _check_items
+        if item.slot in used:
+            problems.append(Problem(f"{a.agent_id}.equipped_items[{i}].item",
+                                    f"'{s.item}' goes in the {item.slot} slot, which equipped_items[{used[item.slot]}] "
+                                    f"already fills", "equip one item per slot; move the other to inventory_items"))
+        else:
+            used[item.slot] = i
     return problems
 
 

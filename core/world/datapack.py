@@ -23,7 +23,7 @@ from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, 
                        placements_sha256)
 from .models import ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData
 from .stats import XpTable
-from ..yamlio import load_yaml
+from ..yamlio import YamlInputError, load_yaml
 
 __all__ = [
     "DATA_DIR", "REQUIRED_ITEMS", "DataPackError", "LoadedWorld", "MobPlacement", "NodePlacement",
@@ -64,7 +64,11 @@ def _read_pack(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     problems = []
     for f in files:
         try:
-            doc = load_yaml(f.read_text(encoding="utf-8")) or {}
+            # the shipped pack is tested data; a user's pack gets the hostile-input checks (duplicate keys...)
+            doc = load_yaml(f.read_text(encoding="utf-8"), checked=path.resolve() != DATA_DIR.resolve()) or {}
+        except YamlInputError as e:
+            problems.append(f"{f.name}: {e}")
+            continue
         except yaml.YAMLError as e:
             problems.append(f"{f.name}: not valid YAML ({e}); fix the syntax at the position shown")
             continue
