@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentworld.core.cli import _load_commands, cli
-from agentworld.core.task import TaskError, load_task, world_index
+from agentworld.core.tasks.task import TaskError, load_task, world_index
 from agentworld.core.world.engine import make_rules
 from agentworld.core.world.models import Rules
 from agentworld.core.yamlio import MAX_FILE_BYTES, YamlInputError, load_yaml

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from agentworld.core.play.records import EpisodeResult
+from agentworld.core.play.records import EndEvent, EpisodeResult, StartEvent
 from agentworld.core.runs.report import build_report, load_runs, mcnemar_exact, mean_ci, t95, wilson
 from agentworld.core.runs.run_spec import episode_id
 
@@ -29,10 +29,21 @@ def write_run(path: Path, results: list[EpisodeResult], name: str | None = None,
     (path / "manifest.json").write_text(json.dumps({"spec": {"name": name}, "status": "finished",
                                                     "episodes": [{"episode_id": r.episode_id} for r in results]}))
     (path / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in results))
+    for r in results:  # the files a recorded episode has (the report checks that they are whole)
+        write_episode_files(path / "episodes" / r.episode_id, r)
     for eid, value in (cce or {}).items():
-        (path / "episodes" / eid).mkdir(parents=True)
         (path / "episodes" / eid / "cce.json").write_text(json.dumps({"cce": value, "nodes": [], "edges": []}))
     return path
+
+
+def write_episode_files(folder: Path, r: EpisodeResult) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    start = StartEvent(episode_id=r.episode_id, task_id=r.task_id, seed=r.seed, variant=r.variant,
+                       framework=r.framework, model=r.model, world_version="x", agents=[], max_rounds=r.max_rounds,
+                       max_action_steps=9, timestamp="")
+    end = EndEvent(reason=r.end_reason, rounds=r.rounds)
+    (folder / "trajectory.jsonl").write_text(start.model_dump_json() + "\n" + end.model_dump_json() + "\n")
+    (folder / "result.json").write_text(r.model_dump_json())
 
 
 def test_wilson_interval_matches_known_values():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.core.play.records import EpisodeResult, StartEvent, TurnEvent
+from agentworld.core.play.records import EndEvent, EpisodeResult, StartEvent, TurnEvent
 from agentworld.core.runs.run_spec import RunSpecError, build_spec, episode_id, load_run_spec, parse_size_range
 from agentworld.core.runs.runner import LocalExecutor, RunDir, Runner, read_results_file
 from agentworld.core.runs.jobs import EpisodeJob, RateLimiter
@@ -50,13 +50,16 @@ class FakeEpisodes:
                 f.write(ev.model_dump_json() + "\n")
                 if progress:
                     progress(ev)
+            f.write(EndEvent(reason="round_budget", rounds=self.rounds).model_dump_json() + "\n")
         ok = (int(job.task_id[1:]) + job.seed) % 2 == 0
-        return EpisodeResult(episode_id=job.episode_id, task_id=job.task_id, category=job.category,
+        result = EpisodeResult(episode_id=job.episode_id, task_id=job.task_id, category=job.category,
                              n_agents=job.n_agents, seed=job.seed, variant=job.variant, framework=job.framework,
                              model=job.model, success=ok, psr=1.0 if ok else 0.5, end_reason="round_budget",
                              rounds=self.rounds, max_rounds=self.rounds, actions=self.rounds, chats=0, tool_errors=0,
-                             no_calls=0, refused_calls=0, infra_errors=0, tokens_in=self.tokens * self.rounds,
-                             wall_s=0.01)
+                             no_calls=0, refused_calls=0, infra_errors=0, turns=self.rounds,
+                             tokens_in=self.tokens * self.rounds, wall_s=0.01)
+        (out_dir / "result.json").write_text(result.model_dump_json(), encoding="utf-8")  # as an Episode does
+        return result
 
 
 SPEC = build_spec({"tasks": ["t0"], "frameworks": ["fake"], "concurrency": 3})
@@ -75,7 +78,7 @@ async def test_run_writes_manifest_results_and_folders(tmp_path: Path):
     assert [r.episode_id for r in results] == [j.episode_id for j in jobs]  # planned order
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "finished"
-    assert manifest["counts"] == {"planned": 8, "done": 8, "errors": 0, "remaining": 0}
+    assert manifest["counts"] == {"planned": 8, "done": 8, "errors": 0, "failed": 0, "remaining": 0}
     assert manifest["environment"]["python"] and manifest["environment"]["agentworld"]
     assert manifest["spec"]["frameworks"] == ["fake"]
     assert len(manifest["sessions"]) == 1 and manifest["sessions"][0]["finished"]

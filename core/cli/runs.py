@@ -18,6 +18,7 @@ from typing import Any
 import click
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -58,6 +59,9 @@ class SingleEpisodeView:
         self.last: deque[TurnEvent] = deque(maxlen=8)
         self.checkpoints = 0
         self.task_id = ""
+
+    def notice(self, text: str) -> None:
+        self.console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
 
     def run_started(self, total: int, already_done: int) -> None:
         self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=True)
@@ -148,6 +152,9 @@ class ProgressBoard:
         self.running: dict[str, dict[str, Any]] = {}
         self.live: Live | None = None
         self.t0 = time.monotonic()
+
+    def notice(self, text: str) -> None:
+        self.console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
 
     def run_started(self, total: int, already_done: int) -> None:
         self.total = total
@@ -272,6 +279,8 @@ def _parse_prices(values: tuple[str, ...]) -> dict[str, list[float]]:
 @click.option("--cce-model", help="Model of the CCE judge (an LLM judge, or the grounded judge's chat judge).")
 @click.option("--obs-format", help="Observation format given to agents [default: text].")
 @click.option("--turn-timeout", type=float, help="Seconds an agent has for one turn.")
+@click.option("--max-attempts", type=int,
+              help="An episode that errors the same way this many times is failed for good, not retried [default: 3].")
 @click.option("--executor", type=click.Choice(["local", "dask"]), help="Where episodes run [default: local].")
 @click.option("--workers", "dask_workers", type=int, help="Dask: local worker processes [default: 2].")
 @click.option("--scheduler", "dask_scheduler", help="Dask: address of an existing scheduler.")
@@ -318,7 +327,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
                 raise RunSpecError("--resume continues a run with its own spec: drop SPEC_FILE/--task/--suite")
             manifest = RunDir(resume).read_manifest()
             allowed = {"concurrency", "max_tokens_total", "max_cost", "prices", "executor", "dask_workers",
-                       "dask_scheduler", "rate_limits", "turn_timeout"}
+                       "dask_scheduler", "rate_limits", "turn_timeout", "max_attempts"}
             ignored = sorted(set(fields) - allowed)
             if ignored:
                 raise RunSpecError(f"--resume keeps the run's plan; these flags cannot change it: "
@@ -357,9 +366,12 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     if as_json:
         click.echo(json.dumps({"run_dir": str(summary.run_dir), "planned": summary.planned, "done": summary.done,
                                "ran": summary.ran, "successes": summary.successes, "errors": summary.errors,
-                               "tokens": summary.tokens, "cost_usd": summary.cost_usd,
-                               "stop_reason": summary.stop_reason}))
+                               "failed": summary.failed, "tokens": summary.tokens, "cost_usd": summary.cost_usd,
+                               "stop_reason": summary.stop_reason, "damaged": summary.notices}))
     else:
+        if isinstance(observer, NullObserver):
+            for text in summary.notices:
+                console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
         if isinstance(observer, NullObserver) and summary.results:
             from ..runs.report import load_runs, print_summary
 
@@ -371,6 +383,12 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
                           f"agentworld run --resume {summary.run_dir} --max-tokens-total/--max-cost ...")
     if summary.stop_reason:
         sys.exit(EXIT_BUDGET_STOP)
+    if summary.failed and not as_json:
+        console.print(f"[red]{summary.failed} episode(s) failed for good[/]: the same error {spec.max_attempts} times "
+                      f"in a row, so --resume no longer retries them (see manifest.json 'given_up' and "
+                      f"episodes/<id>/error.txt; resume with a higher --max-attempts to try again)")
+    if summary.failed and not summary.errors:
+        sys.exit(EXIT_EPISODE_ERRORS)
     if summary.errors:
         console.print(f"see {summary.run_dir}/episodes/<id>/error.txt; `agentworld run --resume {summary.run_dir}` "
                       f"retries errored episodes")

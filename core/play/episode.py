@@ -468,7 +468,7 @@ class Episode:
             model=self.model, verifiable=vr.verifiable, success=vr.success, psr=vr.psr, checkpoints=vr.checkpoints,
             message=vr.message, end_reason=reason, rounds=self.round, max_rounds=self.task.rounds,
             actions=c["actions"], chats=c["chats"], tool_errors=c["tool_errors"], no_calls=c["no_calls"],
-            refused_calls=c["refused"], infra_errors=c["infra"], tokens_in=c["tokens_in"],
+            refused_calls=c["refused"], infra_errors=c["infra"], turns=self._step, tokens_in=c["tokens_in"],
             tokens_out=c["tokens_out"], wall_s=wall_s, harness_s=self.harness_s)
         if self._writer is not None:
             self._writer.close()

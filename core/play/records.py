@@ -127,6 +127,7 @@ class EpisodeResult(BaseModel):
     no_calls: int  # turns where the model made no tool call
     refused_calls: int  # calls refused by the turn gate
     infra_errors: int
+    turns: int | None = None  # turn events in the trajectory (None: recorded before this field existed)
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0

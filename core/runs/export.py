@@ -202,6 +202,9 @@ def paper_trajectory(episode_dir: str | Path) -> dict[str, Any]:
     if start is None:
         raise ValueError(f"{d / TRAJECTORY_FILE}: no start event; not an episode trajectory")
     end = next((e for e in events if isinstance(e, EndEvent)), None)
+    if end is None:  # cut short (killed, truncated): exporting it would silently drop the missing rounds
+        raise ValueError(f"{d / TRAJECTORY_FILE}: no end event (the episode was cut short or the file is "
+                         f"truncated); rerun it with `agentworld run --resume` before exporting")
     turns = [e for e in events if isinstance(e, TurnEvent)]
     task_def = _task_definition(d, start.task_id)
     equipment = _Equipment(task_def)

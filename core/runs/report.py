@@ -106,6 +106,9 @@ class RunData:
     results: list[EpisodeResult]
     cce: dict[str, float] = field(default_factory=dict)  # episode id -> CCE (episodes with a cce.json)
     errored: int = 0  # episodes recorded with an infrastructure error (left out of the tables)
+    failed: int = 0  # of those, episodes failed for good (the same error max_attempts times; not retried)
+    damaged: int = 0  # recorded episodes whose files are damaged (left out of the tables; resume reruns them)
+    problems: list[str] = field(default_factory=list)  # what is damaged, each naming the file
 
     def episode_dir(self, eid: str) -> Path:
         return self.path / "episodes" / eid
@@ -121,7 +124,11 @@ def _read_cce(path: Path) -> float | None:
 
 
 def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
-    from .runner import MANIFEST, RESULTS, needs_retry, read_results_file
+    """Read run folders for reporting. Every recorded episode's files are checked (runs/integrity.py): a damaged
+    one is left out of the tables and named in ``RunData.problems``, as is a damaged line of results.jsonl;
+    a damaged manifest is a ReportError naming the file."""
+    from .integrity import episode_problem
+    from .runner import MANIFEST, RESULTS, damaged_manifest, given_up, needs_retry, read_results_file
 
     runs: list[RunData] = []
     labels: set[str] = set()
@@ -129,19 +136,40 @@ def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
         path = Path(p)
         if not (path / MANIFEST).is_file() and not (path / RESULTS).is_file():
             raise ReportError(f"{path}: not a run folder (no {MANIFEST} or {RESULTS}); pass runs/<run-id>")
-        manifest = {}
+        manifest: dict[str, Any] = {}
         if (path / MANIFEST).is_file():
-            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-        everything = read_results_file(path / RESULTS)
-        results = [r for r in everything if not needs_retry(r)]
+            try:
+                manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ReportError(damaged_manifest(path / MANIFEST, exc)) from None
+            if not isinstance(manifest, dict):
+                raise ReportError(damaged_manifest(path / MANIFEST, ValueError("not a run manifest")))
+        problems: list[str] = []
+        everything = read_results_file(path / RESULTS, problems)
+        gave_up = given_up(manifest)
+        results, damaged = [], 0
+        for r in everything:
+            if needs_retry(r):
+                if r.episode_id in gave_up:
+                    problems.append(f"episode {r.episode_id} failed for good after {gave_up[r.episode_id]['attempts']} "
+                                    f"identical errors: {r.message[:160]}")
+                continue
+            problem = episode_problem(path / "episodes" / r.episode_id, r)
+            if problem:
+                damaged += 1
+                problems.append(f"{problem}; left out of the tables (`agentworld run --resume {path}` reruns it)")
+                continue
+            results.append(r)
         label = (manifest.get("spec") or {}).get("name") or path.name
         base, k = label, 2
         while label in labels:
             label = f"{base}#{k}"
             k += 1
         labels.add(label)
-        run = RunData(path=path, label=label, manifest=manifest, results=results,
-                      errored=len(everything) - len(results))
+        errored = sum(1 for r in everything if needs_retry(r))
+        run = RunData(path=path, label=label, manifest=manifest, results=results, errored=errored,
+                      failed=sum(1 for r in everything if needs_retry(r) and r.episode_id in gave_up),
+                      damaged=damaged, problems=problems)
         for r in results:
             value = _read_cce(run.episode_dir(r.episode_id) / "cce.json")
             if value is not None:
@@ -246,6 +274,7 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
             else "config"
     report: dict[str, Any] = {
         "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.results), "errored": r.errored,
+                  "failed": r.failed, "damaged": r.damaged, "problems": list(r.problems),
                   "planned": len(r.manifest.get("episodes", [])) or len(r.results),
                   "status": r.manifest.get("status"), "stop_reason": r.manifest.get("stop_reason"),
                   "agentworld": (r.manifest.get("environment") or {}).get("agentworld"),
@@ -348,14 +377,22 @@ def print_summary(runs: list[RunData], console: Any) -> None:
 
 
 def print_report(rep: dict[str, Any], console: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     for r in rep["runs"]:
         extra = f" · stopped: {r['stop_reason']}" if r.get("stop_reason") else ""
-        if r["errored"]:
-            extra += f" · {r['errored']} errored (left out; `agentworld run --resume` retries them)"
+        retried = r["errored"] - r.get("failed", 0)
+        if retried:
+            extra += f" · {retried} errored (left out; `agentworld run --resume` retries them)"
+        if r.get("failed"):
+            extra += f" · {r['failed']} failed for good (left out; not retried)"
+        if r.get("damaged"):
+            extra += f" · {r['damaged']} damaged (left out; `agentworld run --resume` reruns them)"
         console.print(f"[bold]{r['label']}[/] {r['path']}: {r['episodes']}/{r['planned']} episodes"
                       f" · status {r['status']}{extra}")
+        for text in r.get("problems", []):
+            console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
     cce = rep["has_cce"]
     console.print(metric_table("Table 2 shape: overall", rep["overall"], [("group", "configuration")], cce,
                                extra=usage_columns(rep)))

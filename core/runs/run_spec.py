@@ -73,6 +73,8 @@ class RunSpec(BaseModel):
     executor: Literal["local", "dask"] = "local"
     dask_workers: int = Field(2, ge=1)
     dask_scheduler: str | None = Field(None, description="Address of an existing Dask scheduler (tcp://host:port).")
+    max_attempts: int = Field(3, ge=1, description="An episode that errors the same way this many times is marked "
+                                                 "failed for good and no longer retried by --resume.")
 
     @field_validator("agents")
     @classmethod

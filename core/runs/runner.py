@@ -10,6 +10,11 @@ An episode counts as done only when its line is in ``results.jsonl`` (the runner
 episode returned; the line is flushed and fsynced). ``--resume`` keeps those, reruns every other planned
 episode from the start (its partial folder is deleted first), and retries infrastructure-errored ones.
 Episode ids are deterministic (run_spec.episode_id), so nothing is ever run or recorded twice.
+
+Only one process works on a run folder at a time (``.lock``, see lock.py). Resume checks every kept
+episode's files (integrity.py) and reruns a damaged one, naming the file. An episode that errors the
+same way ``max_attempts`` times (default 3) is marked failed for good (``manifest.json`` ``given_up``)
+and is no longer retried.
 """
 
 from __future__ import annotations
@@ -20,17 +25,20 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
 from ..play.records import EpisodeResult, TurnEvent
+from .integrity import episode_problem
+from .lock import RunLock, RunLockedError
 from .run_spec import RunSpec, RunSpecError, episode_id, parse_size_range
 from .jobs import EpisodeJob, ProgressFn, RateLimiter, error_result, remember_task, run_episode_job
 
@@ -150,6 +158,12 @@ def needs_retry(result: EpisodeResult) -> bool:
     return result.end_reason == "error" or result.infra_errors > 0
 
 
+def given_up(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Episodes marked failed for good: episode id -> {"error", "attempts"}."""
+    value = manifest.get("given_up") or {}
+    return value if isinstance(value, dict) else {}
+
+
 # ---------------------------------------------------------------------- the run folder
 class RunDir:
     """Reads and writes one run folder."""
@@ -173,18 +187,24 @@ class RunDir:
 
     def read_manifest(self) -> dict[str, Any]:
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RunSpecError(f"{self.path}: no {MANIFEST}; is this a run folder (runs/<run-id>)?") from None
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+            raise RunSpecError(damaged_manifest(self.manifest_path, exc)) from None
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("episodes", []), list):
+            raise RunSpecError(damaged_manifest(self.manifest_path, ValueError("not a run manifest")))
+        return manifest
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         tmp = self.manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
         os.replace(tmp, self.manifest_path)
 
-    def read_results(self) -> list[EpisodeResult]:
-        """Every complete line of results.jsonl (a torn last line from a killed run is skipped)."""
-        return read_results_file(self.results_path)
+    def read_results(self, problems: list[str] | None = None) -> list[EpisodeResult]:
+        """Every complete line of results.jsonl (a torn last line from a killed run is skipped; any other bad
+        line is described in ``problems``)."""
+        return read_results_file(self.results_path, problems)
 
     def rewrite_results(self, results: list[EpisodeResult]) -> None:
         tmp = self.results_path.with_suffix(".jsonl.tmp")
@@ -202,18 +222,50 @@ class RunDir:
             os.fsync(f.fileno())
 
 
-def read_results_file(path: Path) -> list[EpisodeResult]:
+def read_results_file(path: Path, problems: list[str] | None = None) -> list[EpisodeResult]:
+    """The results recorded in ``path``. A torn last line (a killed process) is skipped silently; a bad line
+    anywhere else is a damaged file: skipped too (its episode counts as not done), and described in
+    ``problems`` when given."""
     out: list[EpisodeResult] = []
     if not path.is_file():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
+    for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
             out.append(EpisodeResult.model_validate_json(line))
         except ValueError:
-            continue  # torn line of a killed process
+            if i != last and problems is not None:
+                problems.append(f"{path}: line {i + 1} is not a whole result (damaged); its episode counts as "
+                                f"not done")
     return out
+
+
+def damaged_manifest(path: Path, exc: BaseException) -> str:
+    detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+    return (f"{path} is damaged ({detail}): the run's plan and spec cannot be read. Restore it from a backup, "
+            f"or start a new run with the same spec (--out NEW_FOLDER)")
+
+
+def error_signature(message: str) -> str:
+    """What an errored attempt failed with, without the parts that change between attempts (addresses,
+    numbers), so that the same failure twice compares equal."""
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", message)[:300]
+
+
+def trailing_same(attempts: list[dict[str, Any]]) -> int:
+    """How many of the last attempts failed with the same error as the very last one."""
+    if not attempts:
+        return 0
+    last = error_signature(str(attempts[-1].get("error", "")))
+    n = 0
+    for a in reversed(attempts):
+        if error_signature(str(a.get("error", ""))) != last:
+            break
+        n += 1
+    return n
 
 
 def environment_info() -> dict[str, Any]:
@@ -289,6 +341,8 @@ class RunSummary:
     cost_usd: float
     stop_reason: str | None
     results: list[EpisodeResult]
+    failed: int = 0  # episodes marked failed for good (the same error max_attempts times): not retried
+    notices: list[str] = field(default_factory=list)  # damaged files found and what was done about them
 
 
 # ---------------------------------------------------------------------- executors
@@ -338,6 +392,8 @@ class Runner:
         self._limiters = {p: RateLimiter(r) for p, r in spec.rate_limits.items() if r > 0}
         self._provider_sems = {p: asyncio.Semaphore(n) for p, n in spec.provider_concurrency.items()}
         self._cce = make_cce_scorer(spec)
+        self._manifest: dict[str, Any] = {}
+        self.notices: list[str] = []  # damaged files found while preparing (each names the file)
         dup = sorted(i for i, n in Counter(j.episode_id for j in self.jobs).items() if n > 1)
         if dup:
             raise RunSpecError(f"the run plans the same episode twice ({dup[:3]}): remove duplicate seeds/variants")
@@ -379,10 +435,18 @@ class Runner:
                                    f"version started); choose an empty or new --out folder")
             manifest = self._initial_manifest()
         order = {j.episode_id: i for i, j in enumerate(self.jobs)}
+        manifest["given_up"] = self._given_up(manifest)
         kept: dict[str, EpisodeResult] = {}
-        for r in self.dir.read_results():
-            if r.episode_id in order and not needs_retry(r):
+        for r in self.dir.read_results(self.notices):
+            if r.episode_id in order and (not needs_retry(r) or r.episode_id in manifest["given_up"]):
                 kept[r.episode_id] = r  # last line wins; duplicates cannot survive the rewrite below
+        for eid, r in list(kept.items()):
+            if needs_retry(r):
+                continue  # failed for good: its folder holds whatever the failure left
+            problem = episode_problem(self.dir.episode_dir(eid), r)
+            if problem:
+                del kept[eid]
+                self.notices.append(f"{problem}; rerunning episode {eid}")
         results = sorted(kept.values(), key=lambda r: order[r.episode_id])
         self.dir.rewrite_results(results)
         todo = [j for j in self.jobs if j.episode_id not in kept]
@@ -392,11 +456,30 @@ class Runner:
                 shutil.rmtree(d)
         manifest["sessions"].append({"started": utcnow(), "finished": None, "ran": 0, "kept": len(results),
                                      "executor": getattr(self.executor, "name", "local"),
-                                     "concurrency": self.spec.concurrency, "argv": _safe_argv()})
+                                     "concurrency": self.spec.concurrency, "argv": _safe_argv(),
+                                     "damaged": list(self.notices)})
         manifest["status"] = "running"
         manifest["stop_reason"] = None
         self.dir.write_manifest(manifest)
         return manifest, results, todo
+
+    # -- attempts that keep failing -----------------------------------------------
+    def _given_up(self, manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Episodes whose last ``max_attempts`` attempts all errored the same way (recomputed each session, so
+        a higher --max-attempts on resume retries them again)."""
+        out: dict[str, dict[str, Any]] = {}
+        for eid, attempts in (manifest.get("attempts") or {}).items():
+            same = trailing_same(attempts)
+            if attempts and same >= self.spec.max_attempts:
+                out[eid] = {"error": attempts[-1].get("error", ""), "attempts": same}
+        return out
+
+    def _record_failure(self, result: EpisodeResult) -> None:
+        manifest = self._manifest
+        attempts = manifest.setdefault("attempts", {}).setdefault(result.episode_id, [])
+        attempts.append({"at": utcnow(), "error": result.message[:300]})
+        manifest["given_up"] = self._given_up(manifest)
+        self.dir.write_manifest(manifest)  # now: a killed run must not forget the attempt
 
     # -- budgets ---------------------------------------------------------------
     def _tokens_now(self) -> int:
@@ -429,7 +512,24 @@ class Runner:
 
     # -- main loop ---------------------------------------------------------------
     async def run(self) -> RunSummary:
+        """Run what is not done yet, holding the run folder's lock (a second process is refused)."""
+        lock = RunLock(self.dir.path)
+        try:
+            lock.acquire()
+        except RunLockedError as e:
+            raise RunSpecError(str(e)) from None
+        try:
+            return await self._run()
+        finally:
+            lock.release()
+
+    async def _run(self) -> RunSummary:
         manifest, results, todo = self._prepare()
+        self._manifest = manifest
+        notice = getattr(self.observer, "notice", None)
+        for text in self.notices:
+            if notice is not None:
+                notice(text)
         self._results, self._ran, self._cancelled = results, 0, []
         self._tokens_done = sum(r.tokens_in + r.tokens_out for r in results)
         self._cost_done = sum(r.cost_usd for r in results)
@@ -458,7 +558,8 @@ class Runner:
             run_dir=self.dir.path, planned=len(self.jobs), done=manifest["counts"]["done"], ran=self._ran,
             successes=sum(r.success for r in ordered), errors=manifest["counts"]["errors"],
             tokens=sum(r.tokens_in + r.tokens_out for r in ordered), cost_usd=sum(r.cost_usd for r in ordered),
-            stop_reason=self._stop_reason, results=ordered)
+            stop_reason=self._stop_reason, results=ordered, failed=manifest["counts"]["failed"],
+            notices=list(self.notices))
         self.observer.run_finished(summary)
         return summary
 
@@ -515,6 +616,8 @@ class Runner:
         if priced is not result and (out / "result.json").is_file():
             (out / "result.json").write_text(priced.model_dump_json(indent=2) + "\n", encoding="utf-8")
         result = priced
+        if result.end_reason == "error":
+            self._record_failure(result)
         if self._cce is not None and not needs_retry(result):
             # Scored before the result is recorded: a recorded episode always has its cce.json.
             try:
@@ -540,10 +643,12 @@ class Runner:
         ordered = sorted(final.values(), key=lambda r: order.get(r.episode_id, len(order)))
         self.dir.rewrite_results(ordered)
         done = sum(1 for r in ordered if not needs_retry(r))
+        gave_up = given_up(manifest)
+        failed = sum(1 for r in ordered if needs_retry(r) and r.episode_id in gave_up)
         manifest["counts"] = {"planned": len(self.jobs), "done": done,
-                              "errors": sum(1 for r in ordered if needs_retry(r)),
-                              "remaining": len(self.jobs) - done}
-        if status == "finished" and manifest["counts"]["remaining"]:
+                              "errors": sum(1 for r in ordered if needs_retry(r)) - failed,
+                              "failed": failed, "remaining": len(self.jobs) - done - failed}
+        if status == "finished" and (manifest["counts"]["remaining"] or failed):
             status = "finished_with_errors"
         manifest["status"] = status
         self.dir.write_manifest(manifest)
@@ -583,4 +688,4 @@ def run_sync(runner: Runner) -> RunSummary:
 
 
 __all__ = ["EpisodeJob", "Runner", "RunDir", "RunSummary", "LocalExecutor", "RateLimiter", "plan_jobs",
-           "select_tasks", "run_episode_job", "read_results_file", "needs_retry", "environment_info"]
+           "select_tasks", "run_episode_job", "read_results_file", "needs_retry", "given_up", "environment_info"]
