@@ -21,7 +21,7 @@ YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # a task file or run spec; the shipped tasks are under 20 KB
 MAX_ALIAS_EXPANSION = 10_000  # values that aliases may add beyond the document as written
-MAX_NODES = 100_000  # values in one document (the largest shipped task has about 1,500)
+MAX_NODES = 50_000  # values in one task file or run spec (the largest shipped task has about 2,000)
 
 
 class YamlInputError(ValueError):
@@ -67,6 +67,12 @@ def load_yaml(text: str, *, checked: bool = True, max_alias_expansion: int = MAX
     return yaml.load(text, Loader=YAML_LOADER)
 
 
+_SCALAR, _ALIAS, _SEQUENCE, _MAPPING, _END = range(5)
+_KINDS = {yaml.ScalarEvent: _SCALAR, yaml.AliasEvent: _ALIAS, yaml.SequenceStartEvent: _SEQUENCE,
+          yaml.MappingStartEvent: _MAPPING, yaml.SequenceEndEvent: _END, yaml.MappingEndEvent: _END}
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 def check_events(text: str, *, max_alias_expansion: int = MAX_ALIAS_EXPANSION, max_nodes: int = MAX_NODES) -> None:
     """One pass over libyaml's parse events, before anything is built: node count, duplicate keys, aliases.
 
@@ -78,71 +84,65 @@ def check_events(text: str, *, max_alias_expansion: int = MAX_ALIAS_EXPANSION, m
         nodes = 0  # events that are nodes (scalars, aliases, sequence and mapping starts)
         added = 0  # nodes that aliases add beyond the document as written
         sizes: dict[str, int] = {}  # anchor -> expanded size of its node (once closed)
-        open_: list[list[Any]] = []  # containers: [start nodes, start added, anchor, keys seen or None, at key]
+        # open containers, innermost last: [nodes at start, added at start, anchor, keys seen (mappings only),
+        # whether the next node is a key (mappings only)]
+        open_: list[list[Any]] = []
         while True:
             ev = loader.get_event()
-            if ev is None or isinstance(ev, yaml.StreamEndEvent):
+            if ev is None:
                 return
-            if isinstance(ev, (yaml.CollectionEndEvent,)):
+            kind = _KINDS.get(type(ev))
+            if kind is None:
+                continue  # stream and document start/end
+            if kind == _END:
                 start_nodes, start_added, anchor, _, _ = open_.pop()
                 if anchor is not None:
                     sizes[anchor] = (nodes - start_nodes) + (added - start_added) + 1
-                _after_value(open_)
+                if open_ and open_[-1][3] is not None:
+                    open_[-1][4] = not open_[-1][4]  # the closed collection was a mapping's key or value
                 continue
-            if not isinstance(ev, yaml.NodeEvent):
-                continue  # stream/document start and end
             nodes += 1
             if nodes > max_nodes:
                 raise YamlInputError(f"line {ev.start_mark.line + 1}", f"the document has more than {max_nodes:,} "
                                      "values", "split it or remove bulk data (a task file has a few thousand)")
-            if isinstance(ev, yaml.AliasEvent):
+            top = open_[-1] if open_ else None
+            in_mapping = top is not None and top[3] is not None
+            if kind == _ALIAS:
                 if ev.anchor not in sizes:  # unknown anchors are the parser's error; open ones are recursive
                     if any(c[2] == ev.anchor for c in open_):
                         raise YamlInputError(f"line {ev.start_mark.line + 1}", f"alias *{ev.anchor} refers to the "
                                              "node that contains it (a recursive alias)", "remove the alias")
-                    return  # let the real load report the undefined alias with its mark
+                    return  # the real load reports the undefined alias with its line
                 added += sizes[ev.anchor] - 1
                 if added > max_alias_expansion:
                     raise YamlInputError(f"line {ev.start_mark.line + 1}", f"aliases (*name) would expand the "
                                          f"document by more than {max_alias_expansion:,} values",
                                          "write the values out instead of nesting aliases of aliases")
-                _key_or_value(open_, None, ev)
+                if in_mapping:
+                    top[4] = not top[4]
                 continue
-            if isinstance(ev, yaml.ScalarEvent):
-                key = (loader.resolve(yaml.ScalarNode, ev.value, ev.implicit), ev.value)
-                _key_or_value(open_, key, ev)
+            if kind == _SCALAR:
                 if ev.anchor is not None:
                     sizes[ev.anchor] = 1
+                if in_mapping:
+                    if top[4]:
+                        _check_key(top[3], loader.resolve(yaml.ScalarNode, ev.value, ev.implicit), ev)
+                    top[4] = not top[4]
                 continue
-            _key_or_value(open_, None, ev)  # a collection starts (as a key or a value)
-            keys = {} if isinstance(ev, yaml.MappingStartEvent) else None
-            open_.append([nodes, added, ev.anchor, keys, True])
+            # a sequence or mapping starts; it flips its parent's key/value position when it ends
+            open_.append([nodes, added, ev.anchor, {} if kind == _MAPPING else None, True])
     finally:
         loader.dispose()
 
 
-def _key_or_value(open_: list[list[Any]], key: tuple[str, str] | None, ev: Any) -> None:
-    """Record a node inside the innermost container; a scalar mapping key is checked for duplicates."""
-    if not open_ or open_[-1][3] is None:
-        return
-    top = open_[-1]
-    if top[4]:  # this node is a key
-        top[4] = False
-        if key is not None and key[0] != "tag:yaml.org,2002:merge":
-            line = ev.start_mark.line + 1
-            first = top[3].get(key)
-            if first is not None:
-                name = key[1] if len(key[1]) <= 60 else key[1][:57] + "..."
-                raise YamlInputError(f"line {line}", f"duplicate key '{name}' (first on line {first}, again on "
-                                     f"line {line}); YAML would silently keep only the last",
-                                     "remove or rename one of them")
-            top[3][key] = line
-        return
-    if isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
-        top[4] = True  # a value scalar ends the pair; a collection value ends at its CollectionEndEvent
-
-
-def _after_value(open_: list[list[Any]]) -> None:
-    """A collection just closed: if it was a mapping value (or key), the next node is a key."""
-    if open_ and open_[-1][3] is not None and not open_[-1][4]:
-        open_[-1][4] = True
+def _check_key(seen: dict[tuple[str, str], int], tag: str, ev: Any) -> None:
+    """A scalar mapping key: refused if the same key (same resolved type and text) came before."""
+    if tag == _MERGE:
+        return  # `<<` merge keys may repeat
+    key, line = (tag, ev.value), ev.start_mark.line + 1
+    first = seen.get(key)
+    if first is not None:
+        name = ev.value if len(ev.value) <= 60 else ev.value[:57] + "..."
+        raise YamlInputError(f"line {line}", f"duplicate key '{name}' (first on line {first}, again on line "
+                             f"{line}); YAML would silently keep only the last", "remove or rename one of them")
+    seen[key] = line

@@ -65,7 +65,8 @@ def _read_pack(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     for f in files:
         try:
             # the shipped pack is tested data; a user's pack gets the hostile-input checks (duplicate keys...)
-            doc = load_yaml(f.read_text(encoding="utf-8"), checked=path.resolve() != DATA_DIR.resolve()) or {}
+            doc = load_yaml(f.read_text(encoding="utf-8"), checked=path.resolve() != DATA_DIR.resolve(),
+                            max_nodes=2_000_000) or {}
         except YamlInputError as e:
             problems.append(f"{f.name}: {e}")
             continue
