@@ -1,9 +1,11 @@
 """The 13 tools driven through ``TOOLS[name].execute(world, agent, args)``: aliases, bad arguments, and
 property tests (hypothesis) showing that no argument, however odd, makes the engine raise."""
 
+import json
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from worldfix import MOBS, NODES, make_world, spec  # noqa: E402
 
 from agentworld.core.world.effects import ToolResult  # noqa: E402
-from agentworld.core.world.tools import TOOL_NAMES, TOOLS  # noqa: E402
+from agentworld.core.world.tools import TOOL_NAMES, TOOLS, ToolArgsError  # noqa: E402
 
 
 def run(world, agent, name, args):
@@ -155,3 +157,16 @@ def test_move_to_any_coordinate_never_raises(x, y):
     r = TOOLS["move_character"].execute(w, "agent_1", {"x": x, "y": y})
     assert isinstance(r, ToolResult)
     assert w.map.walkable(w.players["agent_1"].x, w.players["agent_1"].y)
+
+
+def test_model_facing_schemas_have_no_repetition_bounds_and_validation_keeps_the_limits():
+    # llama.cpp's grammar builder gives up on maxLength 2000 (the server crashed on the first `complete`):
+    # the limit is said in the description and enforced by parse, never put into the schema.
+    for spec in TOOLS.values():
+        text = json.dumps(spec.json_schema())
+        assert "maxLength" not in text and "maxItems" not in text, spec.name
+    response = TOOLS["complete"].json_schema()["properties"]["response"]
+    assert "At most 2000 characters" in response["description"]
+    with pytest.raises(ToolArgsError, match="at most 2000 characters"):
+        TOOLS["complete"].parse({"response": "x" * 2001})
+    assert TOOLS["complete"].parse({"response": "x" * 2000}).response == "x" * 2000

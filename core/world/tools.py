@@ -139,7 +139,13 @@ class ToolSpec:
         return [f.alias or n for n, f in self.args.model_fields.items()]
 
     def json_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments with the paper's parameter names (no $refs)."""
+        """The model-facing JSON schema of the arguments, with the paper's parameter names (no $refs).
+
+        Every form a model sees (OpenAI function schemas, the MCP tools, each framework's tool objects) is
+        derived from this one. It carries no upper repetition bounds (``maxLength``, ``maxItems``):
+        grammar-constrained servers (llama.cpp's JSON-schema grammars) expand them into one rule per
+        repetition and give up on a limit like 2000 (the server segfaulted). The limit is said in the
+        description instead and enforced by :meth:`parse`, whose message the model reads."""
         schema = self.args.model_json_schema(by_alias=True)
         schema.pop("title", None)
         props = schema.get("properties", {})
@@ -152,6 +158,10 @@ class ToolSpec:
                 kinds = [a for a in prop.pop("anyOf") if a.get("type") != "null"]
                 if len(kinds) == 1:
                     prop.update(kinds[0])
+            for bound, unit in (("maxLength", "characters"), ("maxItems", "items")):
+                if bound in prop:
+                    limit = prop.pop(bound)
+                    prop["description"] = f"{prop.get('description', '').rstrip()} At most {limit} {unit}.".strip()
         schema.setdefault("properties", {})
         schema["additionalProperties"] = False
         return schema
