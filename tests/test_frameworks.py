@@ -177,7 +177,7 @@ async def test_history_stays_within_budget(framework):
 async def test_second_call_is_refused_and_the_model_reads_why(framework):
     double = [("sleep", {"seconds": 1}), ("move_character", {"x": 1, "y": 1})]
     with OpenAIStubServer(lambda body: double, thought="Resting first, then walking.") as server:
-        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url)
+        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url, tool_choice="required")
         gate = GateDouble()
         first = await team.act(make_turn(gate, "agent_1", 1))
         await team.act(make_turn(gate, "agent_1", 2))

@@ -10,6 +10,13 @@ A model spec string is ``provider:model``:
 
 The API key itself is never stored in a spec, a manifest or a log: only the *name* of the environment
 variable is kept, and the key is read at the moment a client is built (:meth:`ModelSpec.api_key`).
+
+Request options (every framework applies them the same way; ``docs/models.md``): ``temperature``,
+``max_tokens``, ``seed``, ``timeout`` (seconds per request), ``tool_choice`` (``auto``/``required``/``none``;
+default ``required`` for the OpenAI API, as the paper forces a call, and ``auto`` for OpenAI-compatible servers,
+which often support nothing else), and the history budget: ``context_budget`` in characters, or derived
+from ``context_window`` (tokens; read from the server's ``/v1/models`` where it says) minus the system
+prompt, the tool schemas and the answer (:meth:`ModelSpec.history_budget`).
 """
 
 from __future__ import annotations
@@ -26,6 +33,14 @@ PROVIDERS: tuple[str, ...] = ("openai", "openai-compatible", "scripted")
 PROVIDER_ALIASES: dict[str, str] = {"vllm": "openai-compatible", "ollama": "openai-compatible",
                                     "llamacpp": "openai-compatible", "local": "openai-compatible"}
 SCRIPTED_POLICIES: tuple[str, ...] = ("oracle", "random", "idle")
+ToolChoice = Literal["auto", "required", "none"]
+TOOL_CHOICES: tuple[str, ...] = ("auto", "required", "none")
+
+# The history budget when neither context_budget nor a context window is known (hosted models: 100K+ tokens).
+DEFAULT_CONTEXT_BUDGET = 24_000
+# Characters per token of our prompts (English, JSON, coordinates), on the low side so the estimate of a
+# prompt's tokens errs high: measured 3.3-3.9 with SmolLM2's tokenizer on real turns (docs/models.md).
+CHARS_PER_TOKEN = 3.0
 
 
 class ModelSpecError(ValueError):
@@ -44,9 +59,12 @@ class ModelSpec(BaseModel):
     temperature: float | None = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(None, ge=1)
     seed: int | None = None  # passed to the model service where supported (and to scripted policies)
-    # History budget per agent, in characters of prompt text (system prompt excluded). The paper's prompts
-    # grew past 70 KB; old turns beyond this are folded into a one-line summary.
-    context_budget: int = Field(24_000, ge=1_000)
+    tool_choice: ToolChoice | None = None  # None: the provider's default (effective_tool_choice)
+    # History budget per agent, in characters of prompt text (system prompt and tools excluded). The paper's
+    # prompts grew past 70 KB; old turns beyond this are folded into a one-line summary. None: derived from
+    # the context window (history_budget), else DEFAULT_CONTEXT_BUDGET.
+    context_budget: int | None = Field(None, ge=1_000)
+    context_window: int | None = Field(None, ge=512)  # the model's context length in tokens, when known
     timeout: float = Field(60.0, gt=0)  # seconds per model request
     retries: int = Field(3, ge=0, le=20)  # extra attempts after a failed model request
     backoff: float = Field(1.0, ge=0.0)  # first retry delay in seconds; doubles each attempt
@@ -110,8 +128,9 @@ class ModelSpec(BaseModel):
         """The spec a framework uses: ``TeamSpec.model`` plus model options from ``TeamSpec.options``.
 
         The runner passes ``--base-url``, ``--api-key-env`` and friends as options with the field names
-        (``base_url``, ``api_key_env``, ``temperature``, ``max_tokens``, ``context_budget``, ``timeout``,
-        ``retries``, ``backoff``); the episode seed is used when no model seed is given."""
+        (``base_url``, ``api_key_env``, ``temperature``, ``max_tokens``, ``tool_choice``, ``context_budget``,
+        ``context_window``, ``timeout``, ``retries``, ``backoff``); the episode seed is used when no model
+        seed is given."""
         options = dict(getattr(team_spec, "options", {}) or {})
         overrides = {k: options.get(k) for k in cls.model_fields if k not in ("provider", "model")}
         if overrides.get("seed") is None:
@@ -149,6 +168,29 @@ class ModelSpec(BaseModel):
         every framework's OpenAI client takes; unset ones are left to the provider's defaults."""
         return {k: v for k, v in (("temperature", self.temperature), ("max_tokens", self.max_tokens),
                                   ("seed", self.seed)) if v is not None}
+
+    def effective_tool_choice(self) -> str:
+        """The ``tool_choice`` sent: the user's, else ``required`` for the OpenAI API (the paper forces one
+        call a turn) and ``auto`` for OpenAI-compatible servers (llama.cpp's function-calling handler accepts
+        nothing else; a server that refuses a value gets the next weaker one, once, see plugins/agents/compat.py)."""
+        if self.tool_choice is not None:
+            return self.tool_choice
+        return "auto" if self.provider == "openai-compatible" else "required"
+
+    def history_budget(self, *, system_chars: int, tools_chars: int, window: int | None = None) -> int:
+        """Characters of history an agent may keep: ``context_budget`` when given; else what the context
+        window (``context_window``, or ``window`` as read from the server) leaves after the system prompt,
+        the tool schemas and the answer (``max_tokens``, else a quarter of the window up to 1,024 tokens);
+        else DEFAULT_CONTEXT_BUDGET."""
+        if self.context_budget is not None:
+            return self.context_budget
+        window = self.context_window or window
+        if not window:
+            return DEFAULT_CONTEXT_BUDGET
+        answer = self.max_tokens or min(1024, window // 4)
+        framing = 100  # chat-template tokens around each message
+        chars = int((window - answer - framing) * CHARS_PER_TOKEN) - system_chars - tools_chars
+        return max(chars, 0)
 
     def redacted(self) -> dict[str, Any]:
         """For manifests and logs: every setting, the key variable's name, whether it is set, never the key."""

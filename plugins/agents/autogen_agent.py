@@ -88,7 +88,8 @@ class AutoGenTeam(FrameworkTeam):
         from autogen_ext.models.openai import OpenAIChatCompletionClient
 
         kwargs: dict[str, Any] = {"model": self.model.model, "api_key": self.model.api_key(),
-                                  "timeout": self.model.timeout, "max_retries": 0, "parallel_tool_calls": False}
+                                  "timeout": self.model.timeout, "max_retries": 0, "parallel_tool_calls": False,
+                                  "http_client": self.http_client()}
         if self.model.base_url:
             kwargs["base_url"] = self.model.base_url
         kwargs.update(self.model.sampling())

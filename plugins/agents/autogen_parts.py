@@ -73,8 +73,8 @@ class MeteredClient(ChatCompletionClient):
 
     async def create(self, messages, **kwargs) -> CreateResult:
         meter = self.team.routers[self.agent_id].meter
-        if kwargs.get("tools") and kwargs.get("tool_choice", "auto") == "auto":
-            kwargs["tool_choice"] = "required"  # AssistantAgent has no tool_choice option; the paper forces one
+        if kwargs.get("tools"):  # AssistantAgent has no tool_choice option: the model spec's, as everywhere
+            kwargs["tool_choice"] = self.team.model.effective_tool_choice()
         result = await call_model(lambda: self.inner.create(messages, **kwargs), self.team.model, meter, _validate)
         meter.usage(result.usage.prompt_tokens, result.usage.completion_tokens)
         if result.thought:  # text the model wrote next to its tool call

@@ -145,11 +145,18 @@ class CamelTeam(FrameworkTeam):
         from camel.models import ModelFactory
         from camel.types import ModelPlatformType
 
-        config: dict[str, Any] = {"tool_choice": "required", "parallel_tool_calls": False, **self.model.sampling()}
+        from openai import AsyncOpenAI
+
+        config: dict[str, Any] = {"tool_choice": self.model.effective_tool_choice(), "parallel_tool_calls": False,
+                                  **self.model.sampling()}
         platform = ModelPlatformType.OPENAI if self.model.provider == "openai" else ModelPlatformType.OPENAI_COMPATIBLE_MODEL
+        # CAMEL's async OpenAI client is ours, so that its requests go through the team's endpoint transport.
+        client = AsyncOpenAI(api_key=self.model.api_key(), base_url=self.model.base_url, timeout=self.model.timeout,
+                             max_retries=0, http_client=self.http_client())
         return ModelFactory.create(model_platform=platform, model_type=self.model.model, model_config_dict=config,
                                    api_key=self.model.api_key(), url=self.model.base_url,
-                                   token_counter=char_token_counter(), timeout=self.model.timeout, max_retries=0)
+                                   token_counter=char_token_counter(), timeout=self.model.timeout, max_retries=0,
+                                   async_client=client)
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
         from camel.agents import ChatAgent

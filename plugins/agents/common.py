@@ -9,9 +9,14 @@
   through the turn gate, so a second call in the same turn is refused there and the refusal text is what
   the model reads as the tool result: the same text, word for word, in both modes.
 - **History budget.** Each agent keeps its own conversation in its framework's own memory. Before a model
-  call, the oldest turns are folded into one summary line until the history fits ``context_budget``
-  characters (:class:`HistoryBudget`); the number of messages folded is reported as
-  ``TurnOutcome.context_trimmed``.
+  call, the oldest turns are folded into one summary line until the history fits the agent's budget
+  (:class:`HistoryBudget`): ``context_budget`` characters, or what the model's context window leaves after
+  the agent's system prompt and tool schemas (``ModelSpec.history_budget``; the window is given, read from
+  the server's ``/v1/models``, or learned from a context-length error). The number of messages folded is
+  reported as ``TurnOutcome.context_trimmed``.
+- **Endpoints.** Every real model client is given :meth:`FrameworkTeam.http_client`, whose transport
+  (``compat.py``) makes stock OpenAI-compatible servers work: tool_choice fallback, one trimmed retry after
+  a context-length error, and the request/answer details llama.cpp reads differently.
 - **Retries.** :func:`call_model` wraps every model request: timeouts, connection errors, 5xx and
   malformed responses are retried with exponential backoff; when the attempts run out the turn reports
   ``TurnOutcome.infra_error`` (the episode goes on).
@@ -451,6 +456,8 @@ class FrameworkTeam(Team):
         self.agents: dict[str, Any] = {}
         self.timings: list[TurnTiming] = []
         self._mcp: Any = None  # MCP tool source, opened in start() when tools == "mcp"
+        self.window: int | None = None  # the model's context window as read from the server or its errors
+        self._http: list[Any] = []  # httpx clients handed to framework model clients, closed in aclose
         self._policy: Any = None  # scripted policy shared by the team's fake models
         self._policy_turn: Turn | None = None
 
@@ -472,7 +479,43 @@ class FrameworkTeam(Team):
         return self.scripted_policy().decide(self.current_turn())
 
     # --- lifecycle
+    # --- model endpoint
+    def http_client(self) -> Any:
+        """An ``httpx.AsyncClient`` for one framework model client (compat.py's transport; the spec's
+        request timeout), closed with the team."""
+        from .compat import compat_http_client
+
+        http = compat_http_client(self.model, on_overflow=self._context_overflow)
+        self._http.append(http)
+        return http
+
+    def _agent_budget(self, turn: Turn) -> HistoryBudget:
+        system, _ = turn_messages(turn)
+        tools = list(turn.tools) if turn.tools else list(TOOLS.values())
+        tools_chars = sum(len(json.dumps(t.openai_schema())) for t in tools)
+        return HistoryBudget(self.model.history_budget(system_chars=len(system), tools_chars=tools_chars,
+                                                       window=self.window))
+
+    def _context_overflow(self, dropped: int, window: int | None) -> None:
+        """The server said a prompt of the current agent did not fit: the transport dropped ``dropped`` old
+        messages from that request; shrink the agent's budget (to what the window the server named leaves,
+        else by half) so that its later turns fold their history themselves."""
+        turn = self._policy_turn
+        if turn is None or turn.agent_id not in self.budgets:
+            return
+        self.routers[turn.agent_id].meter.trimmed += dropped
+        if window and self.model.context_window is None:
+            self.window = window
+        budget = self.budgets[turn.agent_id]
+        target = self._agent_budget(turn).budget if window else budget.budget
+        budget.budget = target if target < budget.budget else budget.budget // 2
+
     async def start(self, episode: Any) -> None:
+        if (not self.model.is_scripted and self.model.context_budget is None and self.model.context_window is None
+                and self.model.provider == "openai-compatible"):
+            from .compat import discover_context_window
+
+            self.window = await discover_context_window(self.model)
         if self.tools_mode == "mcp":
             # The same 13 tools, reached through the episode's MCP server (started or joined here) with
             # each agent's own seat token; the server calls the same turn gate, so results are identical.
@@ -486,6 +529,12 @@ class FrameworkTeam(Team):
         if self._mcp is not None:
             await self._mcp.aclose()
             self._mcp = None
+        for http in self._http:
+            try:
+                await http.aclose()
+            except RuntimeError:  # its loop is gone already; nothing left to release
+                pass
+        self._http.clear()
 
     @property
     def mcp(self) -> Any:
@@ -506,7 +555,7 @@ class FrameworkTeam(Team):
         if router is None:
             mcp_call = self._mcp.call if self._mcp is not None else None
             router = self.routers[turn.agent_id] = ToolRouter(turn.agent_id, mcp_call)
-            self.budgets[turn.agent_id] = HistoryBudget(self.model.context_budget)
+            self.budgets[turn.agent_id] = self._agent_budget(turn)
         meter = router.begin(turn)
         self._policy_turn = turn
         infra: str | None = None

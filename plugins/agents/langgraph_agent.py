@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.hookspecs import hookimpl
-from ...core.play.protocol import TeamSpec, Turn
+from ...core.play.protocol import Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     close_openai_client, result_text, split_turns, tool_bindings, turn_messages)
+                     result_text, split_turns, tool_bindings, turn_messages)
 
 
 def langchain_tool(binding: ToolBinding) -> Any:
@@ -137,28 +137,24 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
 class LangGraphTeam(FrameworkTeam):
     framework = "langgraph"
 
-    def __init__(self, spec: TeamSpec):
-        super().__init__(spec)
-        self._http_clients: list[Any] = []  # one per ChatOpenAI, closed in aclose
-
     def chat_model(self) -> tuple[Any, dict[str, Any]]:
         if self.model.is_scripted:
             from .fakes import scripted_langchain_model
 
             return scripted_langchain_model(self.scripted_decide), {}
-        import httpx
         from langchain_openai import ChatOpenAI
 
-        # Our own HTTP client (closed in aclose): langchain-openai otherwise shares one cached client
-        # between all ChatOpenAI instances, which no team may close.
-        http = httpx.AsyncClient(timeout=self.model.timeout)
-        self._http_clients.append(http)
+        # Our own HTTP client (closed with the team): langchain-openai otherwise shares one cached client
+        # between all ChatOpenAI instances, which no team may close. langchain-openai sends the token limit
+        # as max_completion_tokens only; the client's transport also sends it as max_tokens to servers
+        # that read that name (llama-cpp-python ignored the other: 2,712 tokens against a limit of 256).
         kwargs: dict[str, Any] = {"model": self.model.model, "api_key": self.model.api_key(),
-                                  "timeout": self.model.timeout, "max_retries": 0, "http_async_client": http}
+                                  "timeout": self.model.timeout, "max_retries": 0,
+                                  "http_async_client": self.http_client()}
         if self.model.base_url:
             kwargs["base_url"] = self.model.base_url
         kwargs.update(self.model.sampling())
-        return ChatOpenAI(**kwargs), {"tool_choice": "required", "parallel_tool_calls": False}
+        return ChatOpenAI(**kwargs), {"tool_choice": self.model.effective_tool_choice(), "parallel_tool_calls": False}
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
         model, bind_kwargs = self.chat_model()
@@ -184,12 +180,6 @@ class LangGraphTeam(FrameworkTeam):
         answer = next((m for m in reversed(out["messages"]) if isinstance(m, AIMessage)), None)
         content = answer.content if answer is not None else ""
         return content if isinstance(content, str) else ""
-
-    async def aclose(self) -> None:
-        await super().aclose()
-        for http in self._http_clients:
-            await close_openai_client(http)
-        self._http_clients.clear()
 
 
 make_team = team_factory(LangGraphTeam, ("langgraph", "langchain_core", "langchain_openai"), extra="langgraph")

@@ -1,5 +1,5 @@
 """``openai``: the paper's own agent. One Chat Completions request per turn with the 13 function tools,
-``tool_choice="required"`` and no parallel calls; the system prompt carries the role and rules, the user
+the model's ``tool_choice`` (``required`` on the OpenAI API, as the paper) and no parallel calls; the system prompt carries the role and rules, the user
 prompt the observation and chat. Works with the OpenAI API and any OpenAI-compatible server (vLLM, Ollama,
 llama.cpp) via ``--model openai-compatible:NAME --base-url URL``; ``--model scripted:oracle`` runs the same
 code (the real ``openai`` SDK) against an in-process transport. With ``--tools mcp`` the agent's tools come
@@ -66,7 +66,7 @@ class OpenAITeam(FrameworkTeam):
 
                 # Retries and timeouts are ours (call_model), so the SDK's own are off.
                 self._client = AsyncOpenAI(api_key=self.model.api_key(), base_url=self.model.base_url,
-                                           timeout=self.model.timeout, max_retries=0)
+                                           timeout=self.model.timeout, max_retries=0, http_client=self.http_client())
         return self._client
 
     def turn_text(self, turn: Turn) -> str:
@@ -114,7 +114,7 @@ class OpenAITeam(FrameworkTeam):
         messages.extend(agent.history)
         req: dict[str, Any] = {"model": self.model.model, "messages": messages,
                                "tools": agent.schemas,
-                               "tool_choice": "required", "parallel_tool_calls": False}
+                               "tool_choice": self.model.effective_tool_choice(), "parallel_tool_calls": False}
         req.update(self.model.sampling())
         return req
 
