@@ -12,6 +12,13 @@ requests fail that way, one fault per request:
 
 Every request body is kept in ``server.requests`` (and each outcome in ``server.log``) for assertions.
 
+It can also behave as the stock llama-cpp-python server does (``llama_cpp=True``): it refuses assistant
+messages with ``content: null`` and tool messages whose content is a list (HTTP 500, "validation errors"),
+answers a ``tool_choice`` it does not support (``refuse_tool_choice``, e.g. ``("required",)``) with its bare
+HTTP 500, puts a legacy ``function_call`` beside ``tool_calls``, and with ``context_tokens=N`` answers a
+prompt over N tokens (4 characters a token) with its HTTP 400 "maximum context length" error. ``models``
+is the answer to ``GET /v1/models`` (vLLM's carries ``max_model_len``).
+
     with OpenAIStubServer(decide) as server:
         base_url = server.base_url   # "http://127.0.0.1:PORT/v1"
 """
@@ -25,6 +32,7 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from agentworld.plugins.agents.common import chars_to_tokens
 from agentworld.plugins.agents.fakes import chat_completion_payload, request_chars
 
 Decide = Callable[[dict[str, Any]], "tuple[str, dict[str, Any]] | None"]
@@ -32,9 +40,15 @@ FAULTS = ("500", "malformed", "empty", "timeout")
 
 
 class OpenAIStubServer:
-    def __init__(self, decide: Decide, *, slow_s: float = 2.0, thought: str | None = None):
+    def __init__(self, decide: Decide, *, slow_s: float = 2.0, thought: str | None = None, llama_cpp: bool = False,
+                 refuse_tool_choice: tuple[str, ...] = (), context_tokens: int | None = None,
+                 models: dict[str, Any] | None = None):
         self.decide = decide
         self.slow_s = slow_s
+        self.llama_cpp = llama_cpp
+        self.refuse_tool_choice = refuse_tool_choice
+        self.context_tokens = context_tokens
+        self.models = models  # the answer to GET /v1/models (None: 404, as some servers)
         self.thought = thought  # text sent beside each tool call (models often explain their move)
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -73,6 +87,12 @@ class OpenAIStubServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                if self.path.rstrip("/").endswith("/models") and server.models is not None:
+                    self._send(200, json.dumps(server.models).encode())
+                else:
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -84,6 +104,12 @@ class OpenAIStubServer:
                 with server._lock:
                     server.requests.append(body)
                     server.log.append(fault or "ok")
+                refusal = server._refusal(body)
+                if refusal is not None:
+                    with server._lock:
+                        server.log[-1] = refusal[0]
+                    self._send(refusal[1], json.dumps(refusal[2]).encode())
+                    return
                 if fault == "500":
                     self._send(500, json.dumps({"error": {"message": "stub: internal error", "type": "server_error"}}).encode())
                     return
@@ -106,9 +132,36 @@ class OpenAIStubServer:
                 message = payload["choices"][0]["message"]
                 if server.thought and message.get("tool_calls"):
                     message["content"] = server.thought
+                if server.llama_cpp and message.get("tool_calls"):  # its legacy field beside tool_calls
+                    call = message["tool_calls"][0]["function"]
+                    message["function_call"] = {"name": call["name"] + ":", "arguments": call["arguments"]}
                 self._send(200, json.dumps(payload).encode())
 
         return Handler
+
+    def _refusal(self, body: dict[str, Any]) -> tuple[str, int, dict[str, Any]] | None:
+        """(log entry, status, error body) when a llama-cpp-python-like server would refuse the request."""
+        if self.llama_cpp:
+            for m in body.get("messages", []):
+                if (m.get("role") == "assistant" and m.get("content") is None) or \
+                        (m.get("role") == "tool" and not isinstance(m.get("content"), str)):
+                    return "invalid_message", 500, {"error": {"message": "2 validation errors for ...",
+                                                              "type": "internal_server_error"}}
+        if body.get("tool_choice") in self.refuse_tool_choice:
+            # chatml-function-calling: `assert tool_choice == "auto"` fails; the message is empty
+            return f"refused_tool_choice_{body['tool_choice']}", 500, {
+                "error": {"message": "", "type": "internal_server_error", "param": None, "code": None}}
+        if self.context_tokens is not None:
+            prompt = chars_to_tokens(request_chars(body) + len(json.dumps(body.get("tools") or [])))
+            completion = body.get("max_tokens") or 0
+            if prompt + completion > self.context_tokens:
+                return "context_length", 400, {"error": {
+                    "message": f"This model's maximum context length is {self.context_tokens} tokens. However, "
+                               f"you requested {prompt + completion} tokens ({prompt} in the messages, "
+                               f"{completion} in the completion). Please reduce the length of the messages or "
+                               f"completion.", "type": "invalid_request_error", "param": "messages",
+                    "code": "context_length_exceeded"}}
+        return None
 
     def start(self) -> "OpenAIStubServer":
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
