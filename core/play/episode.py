@@ -31,10 +31,10 @@ from .protocol import Team, Turn, TurnOutcome
 from .records import AgentStatus, EndEvent, EndReason, EpisodeResult, RefusedCall, StartEvent, TickEvent, TurnEvent
 from ..tasks.task import Task
 from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
-from .trajectory import TrajectoryWriter
+from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
 from ..tasks.variants import Variant, apply_variant, get_variant
 from ..tasks.verify import VerifyResult, verify
-from ..world.api import World
+from ..world.api import PlayerState, World
 
 Progress = Callable[[Any], None]
 
@@ -197,8 +197,9 @@ def make_world(task: Task, seed: int) -> World:
     return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
 
 
-def agent_status(world: World, agent_id: str) -> AgentStatus:
-    st = world.player_state(agent_id)
+def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -> AgentStatus:
+    """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state)."""
+    st = st if st is not None else world.player_state(agent_id)
     return AgentStatus(hp=st.hp, max_hp=st.max_hp, x=st.x, y=st.y, level=st.combat_level, alive=st.alive,
                        xp=sum(st.xp.values()), equipment=dict(st.equipment),
                        inventory=[{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory])
@@ -238,7 +239,8 @@ class Episode:
         self.actions_used = {a: 0 for a in self.agent_ids}
         self.last_result: dict[str, ToolResult] = {}
         self.history: list[tuple[str, Effects]] = []
-        self.events: list[Any] = []
+        # events go to trajectory.jsonl as they happen; only an episode with no out_dir keeps them in memory
+        self._events: list[Any] = []
         self.round = 0
         self.coordinator = self.agent_ids[0]
         self._coordinator_inbox: list[ChatMessage] = []
@@ -256,10 +258,19 @@ class Episode:
         self.result: EpisodeResult | None = None
 
     # -- recording ----------------------------------------------------------------------------------
+    @property
+    def events(self) -> list[Any]:
+        """Every event so far: read back from ``trajectory.jsonl`` (memory stays flat over a long episode),
+        or kept in memory when the episode writes no files."""
+        if self.out_dir is not None and (self.out_dir / TRAJECTORY_FILE).exists():
+            return read_events(self.out_dir / TRAJECTORY_FILE)
+        return list(self._events)
+
     def _emit(self, event: Any) -> None:
-        self.events.append(event)
         if self._writer is not None:
             self._writer.write(event)
+        else:
+            self._events.append(event)
         if self.progress is not None:
             self.progress(event)
 
@@ -267,7 +278,7 @@ class Episode:
     async def run(self) -> EpisodeResult:
         wall0 = time.perf_counter()
         if self.out_dir is not None:
-            self._writer = TrajectoryWriter(self.out_dir / "trajectory.jsonl")
+            self._writer = TrajectoryWriter(self.out_dir / TRAJECTORY_FILE)
             # the task definition as written, for exporters (the paper's task_definition field)
             (self.out_dir / "task.json").write_text(json.dumps(self.base_task.raw, indent=1, default=str) + "\n",
                                                     encoding="utf-8")
@@ -374,8 +385,9 @@ class Episode:
             self._forward_to_coordinator(agent_id, rnd, result.effects)
         refused = self.gate.stray.pop(agent_id, []) + rec.refused
         self._counts["refused"] += len(refused)
-        self._retire_if_done(agent_id, rec, result)
-        status = agent_status(self.world, agent_id)
+        st = self.world.player_state(agent_id)  # the one state read of this turn
+        status = agent_status(self.world, agent_id, st)
+        self._retire_if_done(agent_id, rec, result, st)
         harness = pre + rec.tool_s + (time.perf_counter() - t1)
         event = TurnEvent(
             step=self._step, round=rnd, agent=agent_id, username=agent.username, tool=rec.tool,
@@ -415,29 +427,28 @@ class Episode:
         self._coordinator_inbox.append(ChatMessage(round=rnd, sender=self.usernames[sender], text=chat.message,
                                                    scope=chat.scope))
 
-    def _retire(self, agent_id: str, reason: str) -> None:
+    def _retire(self, agent_id: str, reason: str, st: "PlayerState | None" = None) -> None:
         if agent_id not in self.active:
             return
         self.active.discard(agent_id)
-        if self.world.player_state(agent_id).active:
+        if (st if st is not None else self.world.player_state(agent_id)).active:
             self.world.remove_player(agent_id, reason)
 
-    def _retire_if_done(self, agent_id: str, rec: GateRecord, result: ToolResult) -> None:
-        st = self.world.player_state(agent_id)
+    def _retire_if_done(self, agent_id: str, rec: GateRecord, result: ToolResult, st: "PlayerState") -> None:
         if result.effects.completed or (rec.tool == "complete" and result.ok):
-            self._retire(agent_id, "completed")
+            self._retire(agent_id, "completed", st)
         elif not st.alive or not st.active:
-            self._retire(agent_id, "dead" if not st.alive else "left")
+            self._retire(agent_id, "dead" if not st.alive else "left", st)
         elif self.actions_used[agent_id] >= self.task.max_action_steps:
-            self._retire(agent_id, "max_action_steps")
+            self._retire(agent_id, "max_action_steps", st)
 
     def _tick(self, rnd: int) -> bool:
         report = self.world.end_round(rnd)
         self.history.append(("", report.effects))
-        for agent_id in list(self.active):
+        for agent_id in self.world.out_of_play([a for a in self.agent_ids if a in self.active]):
             st = self.world.player_state(agent_id)
             if not st.alive or not st.active:
-                self._retire(agent_id, "dead" if not st.alive else "left")
+                self._retire(agent_id, "dead" if not st.alive else "left", st)
         passed = 0
         success = False
         if self.task.verifiable:

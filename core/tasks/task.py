@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
 from ..yamlio import YamlInputError, load_yaml, read_yaml_file
@@ -207,6 +207,7 @@ class Task(BaseModel):
     reference_solution: dict[str, list[Step]] | None = None
     path: str | None = None
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)  # the parsed YAML, for exporters
+    _agents_by_ref: tuple[list[AgentDef], int, dict[str, AgentDef]] | None = PrivateAttr(default=None)
 
     @property
     def verifiable(self) -> bool:
@@ -216,19 +217,28 @@ class Task(BaseModel):
     def agent_ids(self) -> list[str]:
         return [a.agent_id for a in self.agents]
 
+    def _agent_index(self) -> dict[str, AgentDef]:
+        """id or username -> agent (the first agent in order wins a clash), rebuilt when ``agents`` changes."""
+        cached = self._agents_by_ref
+        if cached is None or cached[0] is not self.agents or cached[1] != len(self.agents):
+            index: dict[str, AgentDef] = {}
+            for a in self.agents:
+                index.setdefault(a.agent_id, a)
+                index.setdefault(a.username, a)
+            cached = self._agents_by_ref = (self.agents, len(self.agents), index)
+        return cached[2]
+
     def agent(self, ref: str) -> AgentDef:
         """An agent by id ("agent_3") or username."""
-        for a in self.agents:
-            if ref in (a.agent_id, a.username):
-                return a
-        raise KeyError(f"task {self.id} has no agent {ref!r}; agents: {', '.join(self.agent_ids)}")
+        found = self._agent_index().get(ref) if isinstance(ref, str) else None
+        if found is None:
+            raise KeyError(f"task {self.id} has no agent {ref!r}; agents: {', '.join(self.agent_ids)}")
+        return found
 
     def resolve_agent(self, ref: str) -> str | None:
         """Agent id for an id or username, None if unknown."""
-        for a in self.agents:
-            if ref in (a.agent_id, a.username):
-                return a.agent_id
-        return None
+        found = self._agent_index().get(ref) if isinstance(ref, str) else None
+        return found.agent_id if found is not None else None
 
 
 # ---------------------------------------------------------------------------------------------------

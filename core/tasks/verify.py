@@ -119,7 +119,8 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
         return VerifyResult(verifiable=False, success=False, psr=0.0, checkpoints=[],
                             message="unverifiable: the task has no verifier")
     assert task.verifier is not None
-    ctx = VerifyContext(task=task, world=world, history=list(history or []))
+    # the episode's own list, not a copy: checks only read it, and copying it every round grew with the episode
+    ctx = VerifyContext(task=task, world=world, history=history if history is not None else [])
     checkpoints: list[Checkpoint] = []
     parts: list[str] = []
     for spec in task.verifier.checks:

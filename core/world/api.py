@@ -142,6 +142,16 @@ class World(ABC):
     @abstractmethod
     def player_state(self, agent_id: str) -> PlayerState: ...
 
+    def out_of_play(self, agent_ids: list[str]) -> list[str]:
+        """Those of ``agent_ids`` that are dead or no longer active, in the given order. A backend can answer
+        this more cheaply than by building every agent's full state (the episode asks after every tick)."""
+        out = []
+        for agent_id in agent_ids:
+            st = self.player_state(agent_id)
+            if not (st.alive and st.active):
+                out.append(agent_id)
+        return out
+
     @abstractmethod
     def end_round(self, round: int) -> TickReport:
         """The end-of-round tick: aggro attacks, respawns, HP regeneration."""

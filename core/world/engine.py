@@ -27,6 +27,7 @@ from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState,
 from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
+from .spatial import Cells, GroundItems, LazyStates
 from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
@@ -55,40 +56,29 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.recipes_by_output = recipes_by_output(self.data.recipes)
         node_types = {n.key: n for n in self.data.node_types}
         mob_types = {m.key: m for m in self.data.mob_types}
-
-        self.nodes: dict[str, NodeState] = {}
-        for n in loaded.nodes:
-            nt = node_types[n.type]
-            self.nodes[n.id] = NodeState(n.id, nt, n.x, n.y, left=nt.harvests)
-        self.mobs: dict[str, MobState] = {}
-        for m in loaded.mobs:
-            mt = mob_types[m.type]
-            self.mobs[m.id] = MobState(m.id, mt, m.x, m.y, hp=mt.hp)
+        # live node and mob state, made on first touch (most of the map is never visited in an episode)
+        fixed = fixed_index(loaded)
+        self.nodes: LazyStates = LazyStates(
+            fixed.nodes, lambda n: NodeState(n.id, node_types[n.type], n.x, n.y, left=node_types[n.type].harvests))
+        self.mobs: LazyStates = LazyStates(
+            fixed.mobs, lambda m: MobState(m.id, mob_types[m.type], m.x, m.y, hp=mob_types[m.type].hp))
         self.stations = list(loaded.stations)
-        self.portal_ends: list[PortalEnd] = portal_ends(self.data.portals)
-        self.max_aggro = max((m.type.aggro_range for m in self.mobs.values()), default=0)
-
-        # static spatial buckets: (cell x, cell y) -> [(x, y, kind, ref)] (nodes, mobs, portals, stations, npcs)
-        self._cells: dict[tuple[int, int], list[tuple[int, int, str, Any]]] = defaultdict(list)
-        for n in self.nodes.values():
-            self._cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n))
-        for m in self.mobs.values():
-            self._cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m))
-        for e in self.portal_ends:
-            self._cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e))
-        for s in self.stations:
-            self._cells[(s.x // CELL, s.y // CELL)].append((s.x, s.y, "station", s))
-        for npc in self.data.npcs:
-            self._cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc))
+        self.portal_ends: list[PortalEnd] = fixed.portal_ends
+        self.max_aggro = max((mob_types[m.type].aggro_range for m in loaded.mobs), default=0)
+        # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref)]
+        # (nodes and mobs by placement, resolved to their live state when found; portals, stations, npcs)
+        self._cells = fixed.cells
 
         self.players: dict[str, Player] = {}
+        self._player_cells = Cells()  # players by tile (each Player keeps it up to date as it moves)
         self.by_username: dict[str, str] = {}
-        self.ground: dict[str, GroundItem] = {}
+        self.ground: GroundItems = GroundItems()
         self._ground_seq = 0
         self.depleted: dict[str, NodeState] = {}
         self.dead_mobs: dict[str, MobState] = {}
         self.wounded: dict[str, MobState] = {}
         self._inv_rows: dict[tuple[int, str, int], InvItem] = {}
+        self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
 
     # =============================================================================================
     # setup
@@ -137,6 +127,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                    hp=stats.max_hp(levels["health"]), xp=xp, levels=levels, inv=inv, equipment=equipment)
         self.players[p.agent_id] = p
         self.by_username[p.username] = p.agent_id
+        p.cells = self._player_cells
 
     def remove_player(self, agent_id: str, reason: str) -> None:
         p = self._player(agent_id)
@@ -198,8 +189,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             recipients = list(self._others(p))
             scope = "global"
         else:
-            r = self.rules.chat_radius
-            recipients = [q for q in self._others(p) if _dist(p.x, p.y, q.x, q.y) <= r]
+            recipients = self._players_near(p, self.rules.chat_radius)
             scope = "local"
         return self._deliver(p, message, scope, recipients)
 
@@ -575,10 +565,23 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return PlayerState(
             agent_id=p.agent_id, username=p.username, x=p.x, y=p.y, hp=p.hp, max_hp=self._max_hp(p),
             alive=p.alive, active=p.active, skills=dict(p.levels), xp=dict(p.xp),
-            inventory=[InventorySlot(index=i, item=k, name=self.items[k].name, count=n) for i, k, n in p.inv.filled()],
+            inventory=[self._slot(i, k, n) for i, k, n in p.inv.filled()],
             equipment={slot: e[0] for slot, e in p.equipment.items()},
             kills=dict(sorted(p.kills.items())), crafted=dict(sorted(p.crafted.items())),
             combat_level=stats.combat_level(p.levels))
+
+    def _slot(self, index: int, key: str, count: int) -> InventorySlot:
+        """Inventory slots of player states are immutable values: reuse them like observation rows."""
+        k = (index, key, count)
+        slot = self._state_slots.get(k)
+        if slot is None:
+            if len(self._state_slots) > 50_000:
+                self._state_slots.clear()
+            slot = self._state_slots[k] = InventorySlot(index=index, item=key, name=self.items[key].name, count=count)
+        return slot
+
+    def out_of_play(self, agent_ids: list[str]) -> list[str]:
+        return [a for a in agent_ids if not ((p := self._player(a)).alive and p.active)]
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -592,7 +595,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                         for aid, p in self.players.items()},
             "depleted_nodes": {nid: {"left": n.left, "respawn_at": n.respawn_at}
                                for nid, n in sorted(self.depleted.items())},
-            "partly_harvested": {nid: n.left for nid, n in sorted(self.nodes.items())
+            "partly_harvested": {nid: n.left for nid, n in sorted(self.nodes.live.items())
                                  if n.respawn_at is None and n.left < n.type.harvests},
             "mobs": {mid: {"hp": m.hp, "dead": m.respawn_at is not None, "respawn_at": m.respawn_at}
                      for mid, m in sorted({**self.wounded, **self.dead_mobs}.items())},
@@ -607,7 +610,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         r = self.rules
         eff = Effects()
         lines: list[str] = []
-        players = sorted(self.players.values(), key=lambda q: q.order)
+        players = list(self.players.values())  # join order: the dict is filled in that order
         if r.aggro and self.max_aggro > 0:
             for p in players:
                 if not (p.active and p.alive):
@@ -668,7 +671,14 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return p
 
     def _others(self, p: Player):
-        return (q for q in sorted(self.players.values(), key=lambda q: q.order) if q is not p and q.active and q.alive)
+        """Every other player still in play, in join order (the order of ``self.players``)."""
+        return (q for q in self.players.values() if q is not p and q.active and q.alive)
+
+    def _players_near(self, p: Player, radius: int) -> list[Player]:
+        """Other players in play within Manhattan ``radius`` of ``p``, in join order (from the player index)."""
+        near = [q for _, q in self._player_cells.near(p.x, p.y, radius) if q is not p and q.active and q.alive]
+        near.sort(key=lambda q: q.order)
+        return near
 
     def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player]) -> ToolResult:
         msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)
@@ -720,20 +730,24 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _nearby_of_kind(self, p: Player, kind: str) -> list[Any]:
         vr = self.rules.view_radius
         if kind == "ground_item":
-            items = [g for g in self.ground.values() if _dist(p.x, p.y, g.x, g.y) <= vr]
+            items = [g for _, g in self.ground.near(p.x, p.y, vr)]
             return sorted(items, key=lambda g: (_dist(p.x, p.y, g.x, g.y), g.id))
         out = [ref for d, k, ref in self._static_near(p.x, p.y, vr) if k == kind]
         return sorted(out, key=lambda r: (_dist(p.x, p.y, r.x, r.y), r.id))
 
     def _static_near(self, x: int, y: int, radius: int):
         """(distance, kind, ref) of every bucketed entity (node, mob, portal end, station, NPC) within
-        Manhattan ``radius`` of (x, y), in bucket order (callers sort)."""
+        Manhattan ``radius`` of (x, y), in bucket order (callers sort). Nodes and mobs come as live state."""
         cells = self._cells
         for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
             for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
                 for ex, ey, kind, ref in cells.get((cx, cy), ()):
                     d = abs(ex - x) + abs(ey - y)
                     if d <= radius:
+                        if kind == "resource":
+                            ref = self.nodes[ref.id]
+                        elif kind == "mob":
+                            ref = self.mobs[ref.id]
                         yield d, kind, ref
 
     def _stackable(self, item: str) -> bool:
@@ -857,8 +871,39 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _what_blocks(self, x: int, y: int) -> str:
         for n in self._cells.get((x // CELL, y // CELL), ()):
             if n[2] == "resource" and (n[0], n[1]) == (x, y):
-                return f"{n[3].type.name} {n[3].id} stands there"
+                node = self.nodes[n[3].id]
+                return f"{node.type.name} {node.id} stands there"
         return f"{self._biome_name(x, y)} is not walkable"
+
+class FixedIndex:
+    """What never changes in a loaded world, indexed once and shared by every engine on it (read-only):
+    placements by id, portal ends, and the fixed things by bucket (nodes and mobs by placement)."""
+
+    def __init__(self, loaded: LoadedWorld):
+        self.nodes = {n.id: n for n in loaded.nodes}
+        self.mobs = {m.id: m for m in loaded.mobs}
+        self.portal_ends: list[PortalEnd] = portal_ends(loaded.data.portals)
+        cells: dict[tuple[int, int], list[tuple[int, int, str, Any]]] = defaultdict(list)
+        for n in loaded.nodes:
+            cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n))
+        for m in loaded.mobs:
+            cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m))
+        for e in self.portal_ends:
+            cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e))
+        for s in loaded.stations:
+            cells[(s.x // CELL, s.y // CELL)].append((s.x, s.y, "station", s))
+        for npc in loaded.data.npcs:
+            cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc))
+        self.cells = dict(cells)
+
+
+def fixed_index(loaded: LoadedWorld) -> FixedIndex:
+    """The loaded world's :class:`FixedIndex`, built on first use and kept on it."""
+    index = loaded.__dict__.get("_fixed_index")
+    if index is None:
+        index = loaded.__dict__["_fixed_index"] = FixedIndex(loaded)
+    return index
+
 
 def make_rules(base: Rules, overrides: dict | None) -> Rules:
     """``base`` with ``overrides`` applied; unknown rule names or bad values raise ValueError naming the fix."""

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from .observation import ChatMessage
 from .inventory import Inventory
 from .models import MobTypeDef, NodeTypeDef
+from .spatial import CELL, Cells
 
-CELL = 16  # side of the spatial buckets used to find entities near a tile
+__all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "manhattan"]
 MAX_CHAT_SHOWN = 30  # chat messages kept per mailbox between two observations (older ones are dropped)
 
 
@@ -44,6 +45,16 @@ class Player:
     route_goal: tuple[int, int] | None = None
     route_at: tuple[int, int] | None = None
     route_rest: list[tuple[int, int]] = field(default_factory=list)
+
+    # the engine's index of players by tile, told about every change of x or y (however it is made)
+    cells: "Cells | None" = field(default=None, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        if name in ("x", "y", "cells"):
+            cells = self.__dict__.get("cells")
+            if cells is not None and "y" in self.__dict__:
+                cells.put(self.agent_id, self)
 
 
 @dataclass

@@ -41,6 +41,7 @@ class GameMap:
         if components is not None and components.shape != self.walkable_grid.shape:
             raise ValueError(f"component labels {components.shape} and walkable grid {walkable.shape} differ in shape")
         self._components: np.ndarray | None = components
+        self._regions = None  # regions.Regions, built on the first search that needs it
 
     # -- queries ----------------------------------------------------------------------------------
     def in_bounds(self, x: int, y: int) -> bool:
@@ -85,7 +86,8 @@ class GameMap:
         return [(x + dx, y + dy) for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1)) if self.walkable(x + dx, y + dy)]
 
     def find_path(self, start: Point, goal: Point, max_len: int | None = None, *, reach: int = 0,
-                  weight: float = 1.0, max_expand: int | None = None) -> list[Point] | None:
+                  weight: float = 1.0, max_expand: int | None = None,
+                  within: "tuple[list[int], set[int]] | None" = None) -> list[Point] | None:
         """Shortest 4-connected path from ``start`` to within ``reach`` tiles (Manhattan) of ``goal``.
 
         The path excludes start and includes its last tile; ``[]`` when already within reach. ``None``
@@ -93,8 +95,9 @@ class GameMap:
         ``reach=0`` the goal itself must be walkable ("stand on it"); with ``reach >= 1`` it may be blocked
         ("stand next to this tree"). ``weight > 1`` is weighted A*: a slightly longer path for far fewer
         expansions around obstacles (``max_len`` is then exact no more). ``max_expand`` bounds the work:
-        :class:`SearchBudgetExceeded` past it. Ties are broken by a fixed order, so the same query always
-        returns the same path.
+        :class:`SearchBudgetExceeded` past it. ``within`` = (label of every tile, allowed labels) confines the
+        search to tiles whose label is allowed (a corridor of ``regions.Regions``). Ties are broken by a fixed
+        order, so the same query always returns the same path.
         """
         sx, sy = start
         tx, ty = goal
@@ -133,6 +136,8 @@ class GameMap:
                 n = ny * w + nx
                 if not walk[n] or ng >= gscore.get(n, 1 << 30):
                     continue
+                if within is not None and within[0][n] not in within[1]:
+                    continue
                 h = max(0, abs(nx - tx) + abs(ny - ty) - reach)
                 if max_len is not None and ng + h > max_len:
                     continue
@@ -150,6 +155,14 @@ class GameMap:
             cur = came[cur]
         path.reverse()
         return path
+
+    def regions(self):
+        """The map's :class:`~agentworld.core.world.regions.Regions` (sectors and their connected parts)."""
+        if self._regions is None:
+            from .regions import Regions
+
+            self._regions = Regions(self.walkable_grid)
+        return self._regions
 
     # -- identity ---------------------------------------------------------------------------------
     def tiles_sha256(self) -> str:

@@ -1,10 +1,11 @@
 """Observations for the embedded engine: what one agent sees this turn (DESIGN section 4).
 
 A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld`. Entities within ``rules.view_radius``
-(Manhattan) come from static spatial buckets (nodes, mobs, portals, stations, NPCs) plus a scan of players
-and ground items; they are sorted by distance then id and capped at ``rules.max_nearby``. Other players
-appear with their username and position only. Objects are built with ``model_construct`` (their values are
-correct by construction), because building pydantic objects is the main cost of an observation.
+(Manhattan) come from spatial buckets (fixed ones for nodes, mobs, portals, stations and NPCs; live ones for
+players and ground items), so an observation never scans the whole world; they are sorted by distance then
+id and capped at ``rules.max_nearby``. Other players appear with their username and position only.
+Building pydantic objects is the main cost of an observation: immutable inventory rows are reused, and
+objects are built by their validating constructors (with pydantic 2.12, ``model_construct`` is slower).
 """
 
 from __future__ import annotations
@@ -34,15 +35,10 @@ class ObservationMixin:
         for d, kind, ref in self._static_near(p.x, p.y, vr):
             eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station" else ref.id)
             cands.append((d, eid, kind, ref))
-        for q in self.players.values():
-            if q is not p and q.active and q.alive:
-                d = abs(q.x - p.x) + abs(q.y - p.y)
-                if d <= vr:
-                    cands.append((d, q.username, "player", q))
-        for g in self.ground.values():
-            d = abs(g.x - p.x) + abs(g.y - p.y)
-            if d <= vr:
-                cands.append((d, g.id, "ground_item", g))
+        for q in self._players_near(p, vr):
+            cands.append((abs(q.x - p.x) + abs(q.y - p.y), q.username, "player", q))
+        for d, g in self.ground.near(p.x, p.y, vr):
+            cands.append((d, g.id, "ground_item", g))
         cands.sort(key=lambda c: (c[0], c[1]))
         notes: list[str] = []
         nearby = []
@@ -59,7 +55,7 @@ class ObservationMixin:
             p.notes, p.mailbox, p.chat_dropped = [], [], 0
         inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
         equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
-        return Observation.model_construct(
+        return Observation(
             agent_id=p.agent_id, username=p.username, round=0, max_rounds=0, actions_left=None,
             x=p.x, y=p.y, biome=self._biome_name(p.x, p.y), place=self._place_name(p.x, p.y),
             hp=p.hp, max_hp=self._max_hp(p), alive=p.alive, combat_level=stats.combat_level(p.levels),
@@ -74,7 +70,7 @@ class ObservationMixin:
         if item is None:
             if len(self._inv_rows) > 50_000:
                 self._inv_rows.clear()
-            item = self._inv_rows[k] = InvItem.model_construct(index=index, key=key, name=self.items[key].name, count=count)
+            item = self._inv_rows[k] = InvItem(index=index, key=key, name=self.items[key].name, count=count)
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
@@ -85,7 +81,7 @@ class ObservationMixin:
             note = f"{need}; gives {gives}"
             if ref.respawn_at is not None:
                 note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
-            return Entity.model_construct(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
+            return Entity(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                                           hp=None, max_hp=None, note=note)
         if kind == "mob":
             mt = ref.type
@@ -96,15 +92,15 @@ class ObservationMixin:
                 tags.append(f"aggressive (range {mt.aggro_range})")
             if ref.respawn_at is not None:
                 tags.append(f"dead, back in {max(1, ref.respawn_at - self.round)} rounds")
-                return Entity.model_construct(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+                return Entity(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                                               hp=None, max_hp=None, note="; ".join(tags))
-            return Entity.model_construct(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+            return Entity(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                                           hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
         if kind == "player":
-            return Entity.model_construct(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
+            return Entity(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note="")
         if kind == "ground_item":
-            return Entity.model_construct(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
+            return Entity(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
                                           level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
         if kind == "portal":
             pt = ref.portal
@@ -114,13 +110,13 @@ class ObservationMixin:
                 note += f"; needs {pt.requires_item}"
             if pt.requires_level:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
-            return Entity.model_construct(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
+            return Entity(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note=note)
         if kind == "station":
             where = self._landmark_name(getattr(ref, "landmark", None))
-            return Entity.model_construct(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
+            return Entity(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note=f"crafting station{f' ({where})' if where else ''}")
-        return Entity.model_construct(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
+        return Entity(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
                                       hp=None, max_hp=None, note="npc")
 
     def _biome_name(self, x: int, y: int) -> str:

@@ -1,14 +1,30 @@
-"""The engine's path policy on top of ``GameMap.find_path``.
+"""The engine's path policy on top of ``GameMap.find_path``: bounded work per query, and a process-wide cache.
 
 The engine mostly needs "stand next to this tree" (the node tile itself is blocked) or "as far as one move
-allows toward a distant point": searches to within ``reach`` tiles of a target. Exact A* first; a search
-that grows large (long detours around obstacles) switches to weighted A*, near-shortest and far cheaper.
-Deterministic either way.
+allows toward a distant point": searches to within ``reach`` tiles of a target. A query first runs exact A*
+with a budget of :data:`EXACT_BUDGET` expanded tiles, which answers nearly every query with a shortest path.
+A search that outgrows it (a long detour around a lake or a range) is answered on the map's coarse regions
+instead: the cheapest chain of regions from start to target, then exact A* confined to that corridor, whose
+work is bounded by the corridor's area (a few sectors per hundred tiles of path) rather than by the map's.
+The result is a near-shortest path (within a few percent on the built-in map). Deterministic either way.
+
+Tiles never change walkability, so a query's answer never changes either: answers are kept in a bounded
+least-recently-used cache per map, shared by every episode in the process (an oracle suite asks the same
+queries seed after seed; agents walk to the same trees and stations).
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from array import array
+from collections import OrderedDict
+
 from .gamemap import GameMap, Point, SearchBudgetExceeded
+
+EXACT_BUDGET = 20_000  # tiles an exact search may expand before the corridor search takes over
+CACHE_STEPS = 1_000_000  # path steps the cache keeps per map (4 bytes each: about 4 MB at most)
+CACHE_ENTRIES = 100_000  # and answers at most (short and empty paths cost little but are many)
 
 
 def goal_tiles(gm: GameMap, target: Point, reach: int) -> list[Point]:
@@ -31,13 +47,102 @@ def reachable(gm: GameMap, start: Point, target: Point, reach: int) -> bool:
     return any(gm.component(x, y) == comp for x, y in goal_tiles(gm, target, reach))
 
 
+class PathCache:
+    """query -> answer, least recently used dropped first, per map (weakly keyed, so a map's answers go with
+    it), bounded in steps and entries. A path is kept as a flat ``array('H')`` of x, y pairs. Thread-safe."""
+
+    def __init__(self, max_steps: int = CACHE_STEPS, max_entries: int = CACHE_ENTRIES):
+        self.max_steps, self.max_entries = max_steps, max_entries
+        self._maps: "weakref.WeakKeyDictionary[GameMap, _Entries]" = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, gm: GameMap, key: tuple) -> tuple[bool, list[Point] | None]:
+        """(found, a fresh list of steps or None)."""
+        with self._lock:
+            entries = self._maps.get(gm)
+            if entries is None or key not in entries.paths:
+                self.misses += 1
+                return False, None
+            entries.paths.move_to_end(key)
+            self.hits += 1
+            flat = entries.paths[key]
+        return True, (None if flat is None else list(zip(flat[0::2], flat[1::2])))
+
+    def put(self, gm: GameMap, key: tuple, path: list[Point] | None) -> None:
+        flat = None if path is None else array("H", [c for step in path for c in step])
+        with self._lock:
+            entries = self._maps.get(gm)
+            if entries is None:
+                entries = self._maps[gm] = _Entries()
+            old = entries.paths.pop(key, None)
+            entries.steps -= len(old) // 2 if old is not None else 0
+            entries.paths[key] = flat
+            entries.steps += len(flat) // 2 if flat is not None else 0
+            while entries.steps > self.max_steps or len(entries.paths) > self.max_entries:
+                _, dropped = entries.paths.popitem(last=False)
+                entries.steps -= len(dropped) // 2 if dropped is not None else 0
+
+    def stats(self, gm: GameMap) -> dict[str, int]:
+        with self._lock:
+            entries = self._maps.get(gm)
+            return {"entries": len(entries.paths) if entries else 0, "steps": entries.steps if entries else 0,
+                    "hits": self.hits, "misses": self.misses}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._maps.clear()
+            self.hits = self.misses = 0
+
+
+class _Entries:
+    __slots__ = ("paths", "steps")
+
+    def __init__(self) -> None:
+        self.paths: OrderedDict[tuple, array | None] = OrderedDict()
+        self.steps = 0
+
+
+PATHS = PathCache()
+
+
 def route(gm: GameMap, start: Point, target: Point, reach: int = 0, max_len: int | None = None) -> list[Point] | None:
-    """The engine's path query: exact A* first; if that search grows large (long detours around
-    obstacles), weighted A* instead, which is near-shortest and far cheaper. Deterministic either way."""
+    """The engine's path query (see the module docstring): a fresh list of steps, or None when there is none."""
+    key = (start, target, reach, max_len)
+    found, path = PATHS.get(gm, key)
+    if not found:
+        path = _search(gm, start, target, reach, max_len)
+        PATHS.put(gm, key, path)
+    return path
+
+
+def _search(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
     try:
         return gm.find_path(start, target, max_len, reach=reach, max_expand=EXACT_BUDGET)
     except SearchBudgetExceeded:
-        return gm.find_path(start, target, max_len, reach=reach, weight=2.0)
+        return corridor_path(gm, start, target, reach, max_len)
 
 
-EXACT_BUDGET = 20_000  # tiles an exact search may expand (~20 ms) before switching to weighted A*
+def corridor_path(gm: GameMap, start: Point, target: Point, reach: int = 0,
+                  max_len: int | None = None) -> list[Point] | None:
+    """A path found inside the corridor of regions joining start to the target (bounded work; see above)."""
+    if reach == 0:
+        goal = target
+    else:  # stand on the nearest tile within reach that lies in start's area (fixed order on ties)
+        comp = gm.component(*start)
+        options = [t for t in goal_tiles(gm, target, reach) if gm.component(*t) == comp]
+        if not options:
+            return None
+        goal = min(options, key=lambda t: (abs(t[0] - start[0]) + abs(t[1] - start[1]), t[1], t[0]))
+    regions = gm.regions()
+    chain = regions.corridor(regions.region(*start), regions.region(*goal))
+    if chain is None:
+        return None
+    path = gm.find_path(start, goal, max_len, within=(regions.labels, set(chain)))
+    if path is None or reach == 0:
+        return path
+    tx, ty = target
+    for i, (x, y) in enumerate(path):  # stop at the first tile within reach
+        if abs(x - tx) + abs(y - ty) <= reach:
+            return path[:i + 1]
+    return path

@@ -1,0 +1,137 @@
+"""Spatial indexes of the embedded engine: what stands near a tile, without scanning the whole world.
+
+- :class:`Cells` buckets things by (x // CELL, y // CELL); a radius query visits only the buckets it covers.
+- :class:`GroundItems` is the engine's ``id -> GroundItem`` dict, bucketed as items are dropped and taken.
+- :class:`LazyStates` is an ``id -> live state`` mapping (resource nodes, mobs) whose states are made from
+  their placements on first touch, so an episode pays only for what its agents come near.
+
+Players carry their own bucket: ``Player`` tells its :class:`Cells` when ``x`` or ``y`` changes, so every
+way of moving a player (a move, a portal, a respawn, a test teleporting it) keeps the index right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
+
+CELL = 16  # side of a bucket in tiles
+
+
+class Cells:
+    """key -> thing, bucketed by tile. Things need ``x`` and ``y``; iteration order is insertion order per bucket."""
+
+    __slots__ = ("buckets", "where")
+
+    def __init__(self) -> None:
+        self.buckets: dict[tuple[int, int], dict[Any, Any]] = {}
+        self.where: dict[Any, tuple[int, int]] = {}
+
+    def put(self, key: Any, thing: Any) -> None:
+        cell = (thing.x // CELL, thing.y // CELL)
+        old = self.where.get(key)
+        if old == cell:
+            return
+        if old is not None:
+            self._drop(key, old)
+        self.buckets.setdefault(cell, {})[key] = thing
+        self.where[key] = cell
+
+    def discard(self, key: Any) -> None:
+        old = self.where.pop(key, None)
+        if old is not None:
+            self._drop(key, old)
+
+    def _drop(self, key: Any, cell: tuple[int, int]) -> None:
+        bucket = self.buckets[cell]
+        del bucket[key]
+        if not bucket:
+            del self.buckets[cell]
+
+    def near(self, x: int, y: int, radius: int) -> Iterator[tuple[int, Any]]:
+        """(Manhattan distance, thing) for everything within ``radius`` of (x, y), bucket by bucket."""
+        buckets = self.buckets
+        for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
+            for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
+                bucket = buckets.get((cx, cy))
+                if bucket:
+                    for thing in bucket.values():
+                        d = abs(thing.x - x) + abs(thing.y - y)
+                        if d <= radius:
+                            yield d, thing
+
+    def clear(self) -> None:
+        self.buckets.clear()
+        self.where.clear()
+
+
+class GroundItems(dict):
+    """The engine's ground items by id, kept in a :class:`Cells` index as they are added and removed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells = Cells()
+        self.seq: dict[str, int] = {}  # id -> insertion number: the order a scan of the dict would give
+        self._n = 0
+
+    def __setitem__(self, key: str, item: Any) -> None:
+        super().__setitem__(key, item)
+        self._n += 1
+        self.seq.setdefault(key, self._n)
+        self.cells.put(key, item)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.seq.pop(key, None)
+        self.cells.discard(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            item = self[key]
+            del self[key]
+            return item
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.seq.clear()
+        self.cells.clear()
+
+    def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
+        """(distance, item) within ``radius``, in the order the items were dropped."""
+        seq = self.seq
+        return sorted(self.cells.near(x, y, radius), key=lambda t: seq[t[1].id])
+
+
+class LazyStates(Mapping):
+    """id -> live state, made by ``make(placement)`` the first time it is looked up.
+
+    Membership and iteration follow the placements (every id exists); :attr:`live` holds only the states
+    made so far, which is all that can differ from a fresh placement."""
+
+    def __init__(self, placements: Mapping[str, Any], make: Callable[[Any], Any]):
+        self._placements = placements
+        self._make = make
+        self.live: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        state = self.live.get(key)
+        if state is None:
+            state = self.live[key] = self._make(self._placements[key])
+        return state
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._placements
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._placements)
+
+    def __len__(self) -> int:
+        return len(self._placements)
