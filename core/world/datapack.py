@@ -4,13 +4,15 @@
 every entry against ``models.py`` and cross-checks the references between files (recipe inputs, drops,
 spawns, biomes...). ``load_world()`` then generates the map and placements (``generate.py``), refuses a map
 whose tiles hash differs from the pinned ``map.tiles_sha256``, and wraps everything in a ``LoadedWorld``
-with lookups and a spatial index. It is cached per process: treat the result as read-only.
+with lookups and a spatial index. It is cached per process and in the user cache directory
+(``buildcache.py``): treat the result as read-only.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import gc
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -18,6 +20,7 @@ from typing import Any, Iterable
 import yaml
 from pydantic import ValidationError
 
+from .buildcache import cached_build
 from .gamemap import GameMap
 from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, StationPlacement, generate,
                        placements_sha256)
@@ -469,11 +472,23 @@ def _build(data: WorldData, pack: Path, check_hash: bool) -> LoadedWorld:
 @functools.lru_cache(maxsize=4)
 def _load_cached(pack: str, check_hash: bool) -> LoadedWorld:
     p = Path(pack)
-    return _build(load_world_data(p), p, check_hash)
+
+    def build() -> LoadedWorld:
+        world = _build(load_world_data(p), p, check_hash)
+        world.map.component(0, 0)  # label the components now, so the cached copy carries them
+        return world
+
+    world = cached_build(p, check_hash, build)
+    world.pack_dir = p  # the cached copy may have been built from another checkout of the same pack
+    # The world is read-only from here on and lives as long as the process: move its objects out of the
+    # collector's sight, so collections (every few thousand allocations) no longer rescan them.
+    gc.freeze()
+    return world
 
 
 def load_world(path: str | Path | None = None, *, check_hash: bool = True) -> LoadedWorld:
-    """The built world for a data pack (default: built-in), cached per process. Raises DataPackError."""
+    """The built world for a data pack (default: built-in). Cached per process, and on disk across
+    processes (``buildcache.py``: keyed by the pinned hashes and the pack's content). Raises DataPackError."""
     pack = Path(path).resolve() if path is not None else DATA_DIR
     return _load_cached(str(pack), check_hash)
 

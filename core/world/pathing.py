@@ -134,11 +134,15 @@ def corridor_path(gm: GameMap, start: Point, target: Point, reach: int = 0,
         if not options:
             return None
         goal = min(options, key=lambda t: (abs(t[0] - start[0]) + abs(t[1] - start[1]), t[1], t[0]))
+    if not gm.walkable(*start) or not gm.connected(start, goal):
+        return None
     regions = gm.regions()
     chain = regions.corridor(regions.region(*start), regions.region(*goal))
     if chain is None:
         return None
-    path = gm.find_path(start, goal, max_len, within=(regions.labels, set(chain)))
+    # the corridor's area bounds the work: each tile is expanded at most once
+    area = sum(regions.size[r] for r in chain)
+    path = gm.find_path(start, goal, max_len, within=(regions.labels, set(chain)), max_expand=area)
     if path is None or reach == 0:
         return path
     tx, ty = target

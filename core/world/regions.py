@@ -17,8 +17,10 @@ SECTOR = 24  # tiles per sector side: small enough that a corridor is narrow, la
 
 
 class Regions:
-    def __init__(self, walkable: np.ndarray, sector: int = SECTOR):
+    def __init__(self, walkable: np.ndarray, sector: int | None = None):
         from .gamemap import label_components
+
+        sector = sector or SECTOR
 
         h, w = walkable.shape
         labels = np.zeros((h, w), dtype=np.int32)
@@ -46,6 +48,7 @@ class Regions:
         sizes = np.bincount(lab, minlength=n + 1)
         cx = np.bincount(lab, weights=xs, minlength=n + 1) / np.maximum(sizes, 1)
         cy = np.bincount(lab, weights=ys, minlength=n + 1) / np.maximum(sizes, 1)
+        self.size: list[int] = sizes.tolist()  # tiles per region
         self.centre = [(int(round(x)), int(round(y))) for x, y in zip(cx.tolist(), cy.tolist())]
         self.neighbours: list[list[int]] = [[] for _ in range(n + 1)]
         for a, b in both.tolist():
