@@ -50,10 +50,11 @@ def test_the_cache_is_bounded_in_steps_and_entries():
 
 
 def test_a_search_past_the_exact_budget_is_answered_in_a_bounded_corridor(monkeypatch):
-    """On the fixture map (a mountain wall to walk round), with the exact budget cut to nothing."""
+    """On the fixture map (a mountain wall to walk round), with both search budgets cut to nothing."""
     gm = make_world().map
     monkeypatch.setattr(pathing, "PATHS", pathing.PathCache())
     monkeypatch.setattr(pathing, "EXACT_BUDGET", 5)
+    monkeypatch.setattr(pathing, "WEIGHTED_BUDGET", 5)
     gm._regions = Regions(gm.walkable_grid, sector=8)
     start, goal = (4, 4), (20, 4)  # either side of the wall at x 15
     exact = gm.find_path(start, goal)
@@ -67,7 +68,7 @@ def test_a_search_past_the_exact_budget_is_answered_in_a_bounded_corridor(monkey
 
 def test_long_detours_on_the_real_map_stay_within_the_corridor_bound():
     gm = load_world().map
-    regions = gm.regions()
+    regions = pathing.regions_of(gm)
     for start, goal in (((755, 383), (549, 357)), ((268, 484), (82, 440))):
         with pytest.raises(SearchBudgetExceeded):
             gm.find_path(start, goal, max_expand=pathing.EXACT_BUDGET)

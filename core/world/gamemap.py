@@ -41,7 +41,7 @@ class GameMap:
         if components is not None and components.shape != self.walkable_grid.shape:
             raise ValueError(f"component labels {components.shape} and walkable grid {walkable.shape} differ in shape")
         self._components: np.ndarray | None = components
-        self._regions = None  # regions.Regions, built on the first search that needs it
+        self._regions = None  # regions.Regions, built by pathing.regions_of on the first search that needs it
 
     # -- queries ----------------------------------------------------------------------------------
     def in_bounds(self, x: int, y: int) -> bool:
@@ -155,14 +155,6 @@ class GameMap:
             cur = came[cur]
         path.reverse()
         return path
-
-    def regions(self):
-        """The map's :class:`~agentworld.core.world.regions.Regions` (sectors and their connected parts)."""
-        if self._regions is None:
-            from .regions import Regions
-
-            self._regions = Regions(self.walkable_grid)
-        return self._regions
 
     # -- identity ---------------------------------------------------------------------------------
     def tiles_sha256(self) -> str:

@@ -1,12 +1,13 @@
 """The engine's path policy on top of ``GameMap.find_path``: bounded work per query, and a process-wide cache.
 
 The engine mostly needs "stand next to this tree" (the node tile itself is blocked) or "as far as one move
-allows toward a distant point": searches to within ``reach`` tiles of a target. A query first runs exact A*
-with a budget of :data:`EXACT_BUDGET` expanded tiles, which answers nearly every query with a shortest path.
-A search that outgrows it (a long detour around a lake or a range) is answered on the map's coarse regions
-instead: the cheapest chain of regions from start to target, then exact A* confined to that corridor, whose
-work is bounded by the corridor's area (a few sectors per hundred tiles of path) rather than by the map's.
-The result is a near-shortest path (within a few percent on the built-in map). Deterministic either way.
+allows toward a distant point": searches to within ``reach`` tiles of a target. A query runs in up to three
+stages, each with bounded work: exact A* (at most :data:`EXACT_BUDGET` expanded tiles), which answers nearly
+every query with a shortest path; then weighted A* (at most :data:`WEIGHTED_BUDGET`), near-shortest and far
+cheaper around obstacles; and for the rare search that outgrows both (a long detour around a lake or a
+range), the map's coarse regions: the cheapest chain of regions from start to target, then exact A* confined
+to that corridor, whose work is bounded by the corridor's area (a few sectors per hundred tiles of path)
+rather than by the map's. Deterministic throughout.
 
 Tiles never change walkability, so a query's answer never changes either: answers are kept in a bounded
 least-recently-used cache per map, shared by every episode in the process (an oracle suite asks the same
@@ -21,8 +22,10 @@ from array import array
 from collections import OrderedDict
 
 from .gamemap import GameMap, Point, SearchBudgetExceeded
+from .regions import Regions
 
-EXACT_BUDGET = 20_000  # tiles an exact search may expand before the corridor search takes over
+EXACT_BUDGET = 20_000  # tiles an exact search may expand before the weighted search takes over
+WEIGHTED_BUDGET = 20_000  # and the weighted search, before the corridor search does
 CACHE_STEPS = 1_000_000  # path steps the cache keeps per map (4 bytes each: about 4 MB at most)
 CACHE_ENTRIES = 100_000  # and answers at most (short and empty paths cost little but are many)
 
@@ -120,7 +123,18 @@ def _search(gm: GameMap, start: Point, target: Point, reach: int, max_len: int |
     try:
         return gm.find_path(start, target, max_len, reach=reach, max_expand=EXACT_BUDGET)
     except SearchBudgetExceeded:
+        pass
+    try:
+        return gm.find_path(start, target, max_len, reach=reach, weight=2.0, max_expand=WEIGHTED_BUDGET)
+    except SearchBudgetExceeded:
         return corridor_path(gm, start, target, reach, max_len)
+
+
+def regions_of(gm: GameMap) -> Regions:
+    """The map's coarse regions, built on first use and kept on the map (it never changes)."""
+    if gm._regions is None:
+        gm._regions = Regions(gm.walkable_grid)
+    return gm._regions
 
 
 def corridor_path(gm: GameMap, start: Point, target: Point, reach: int = 0,
@@ -136,7 +150,7 @@ def corridor_path(gm: GameMap, start: Point, target: Point, reach: int = 0,
         goal = min(options, key=lambda t: (abs(t[0] - start[0]) + abs(t[1] - start[1]), t[1], t[0]))
     if not gm.walkable(*start) or not gm.connected(start, goal):
         return None
-    regions = gm.regions()
+    regions = regions_of(gm)
     chain = regions.corridor(regions.region(*start), regions.region(*goal))
     if chain is None:
         return None
