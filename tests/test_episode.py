@@ -217,15 +217,15 @@ async def test_complete_retires_and_no_active_agents_ends(tmp_path):
 
 async def test_turn_contents(tmp_path):
     team = ScriptTeam()
-    ep = Episode(find_task("task_01_staff"), team, out_dir=tmp_path, variant="short_horizon:2")
+    ep = Episode(find_task("task_01_staff"), team, out_dir=tmp_path, variant="short_horizon:6")
     await ep.run()
     t = team.turns[0]
     assert t.agent_id == "agent_1" and t.username == "lumberjack" and t.round == 1
-    assert t.observation.round == 1 and t.observation.max_rounds == 2 and t.observation.actions_left == 20
+    assert t.observation.round == 1 and t.observation.max_rounds == 6 and t.observation.actions_left == 20
     assert "lumberjack" in t.system_prompt and "woodworker" in t.system_prompt and "wizard" in t.system_prompt
     assert "3 players" in t.system_prompt and "You are the team's lumberjack" in t.system_prompt
     assert "staff" in t.system_prompt.lower() and "transfer_items gives items to a teammate within 6 tiles" in t.system_prompt
-    assert t.observation_text in t.user_prompt and "round 1 of 2" in t.user_prompt
+    assert t.observation_text in t.user_prompt and "round 1 of 6" in t.user_prompt
     assert {s.name for s in t.tools} >= {"chat", "move_character", "transfer_items"} and len(t.tools) == 13
     assert "shared_plan" in t.extra and t.extra["shared_plan"] is None  # vanilla: the plan is not shown
     later = [x for x in team.turns if x.agent_id == "agent_1" and x.round == 2][0]

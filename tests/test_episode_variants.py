@@ -10,7 +10,7 @@ from agentworld.core.play.episode import Episode
 from agentworld.core.play.protocol import Team, Turn, TurnOutcome
 from agentworld.core.play.records import TurnEvent
 from agentworld.core.tasks.task import find_task, load_task, team_skills
-from agentworld.core.tasks.variants import VARIANTS, apply_variant, get_variant
+from agentworld.core.tasks.variants import VARIANTS, NotApplicable, apply_variant, get_variant, not_applicable
 from agentworld.core.world.datapack import load_world
 from agentworld.core.play.policies import OraclePolicy, PolicyTeam
 
@@ -81,6 +81,26 @@ async def test_oracle_communication_delivers_everything_to_agent_1():
     assert coord.observation.chat == []
 
 
+async def test_oracle_communication_coordinator_is_the_only_one_who_reads_every_message():
+    t = staff().model_copy(update={"world_rules": {"chat_radius": 0}})
+    script = {(1, "agent_2"): ("chat", {"message": "I need logs"}),  # team chat of a teammate...
+              (1, "agent_3"): ("send_chat_message", {"message": "bead ready", "global": True}),
+              (2, "agent_1"): ("chat", {"message": "relay: woodworker needs logs"})}
+    ep, team = await play(t, "oracle_communication", rounds=3, script=script)
+    heard = {(x.agent_id, x.round): [m.text for m in x.observation.chat] for x in team.turns}
+    assert sorted(heard[("agent_1", 2)]) == ["I need logs", "bead ready"]  # the coordinator reads everything
+    # a teammate's message reaches no one else beyond the radius; the coordinator's chat reaches everyone
+    assert heard[("agent_3", 1)] == [] and heard[("agent_2", 2)] == heard[("agent_3", 2)] == [
+        "relay: woodworker needs logs"]
+    assert "You are the team's coordinator" in team.turns[0].system_prompt
+    assert "lumberjack is the team's coordinator" in [x for x in team.turns if x.agent_id == "agent_2"][0].system_prompt
+    ev = [e for e in ep.events if isinstance(e, TurnEvent) and e.agent == "agent_2"][0]
+    assert ev.ok and "coordinator" in ev.result
+    ep, team = await play(t, "vanilla", rounds=2, script=script)
+    assert [m.text for m in [x for x in team.turns if x.agent_id == "agent_3" and x.round == 1][0].observation.chat] \
+        == ["I need logs"]  # without the variant, team chat reaches everyone
+
+
 async def test_single_agent_holds_every_role():
     t = staff()
     solo = apply_variant(t, "single_agent")
@@ -91,8 +111,10 @@ async def test_single_agent_holds_every_role():
     held = {s.item for s in a.inventory} | {s.item for s in a.equipment}
     assert {"axe", "knife", "bead"} <= held
     assert solo.verifier.checks[0].params["agent"] == "agent_1"  # the staff check now targets the one agent
-    assert solo.reference_solution is None
-    ep, team = await play(t, "single_agent", rounds=1)
+    assert solo.max_action_steps == t.max_action_steps * len(t.agents)  # the team's action allowance
+    steps = [s.tool for s in solo.reference_solution["agent_1"]]  # the team's plan, done by one agent
+    assert "transfer_items" not in steps and steps[-1] == "craft_item"  # the staff is made: done
+    ep, team = await play(t, "single_agent", rounds=7)
     assert {x.agent_id for x in team.turns} == {"agent_1"}
     assert "playing alone" in team.turns[0].system_prompt and "Your teammates are" not in team.turns[0].system_prompt
 
@@ -101,6 +123,18 @@ async def test_single_agent_turns_delivery_into_holding():
     t = find_task("task_02_harvest")
     solo = apply_variant(t, "single_agent")
     assert {c.check for c in solo.verifier.checks} == {"item_count"}
+    assert all(c.params["agent"] == "agent_1" for c in solo.verifier.checks)
+
+
+def test_single_agent_is_not_applicable_where_one_agent_cannot_play_it():
+    # two places at once
+    assert "at the same time" in not_applicable(find_task("task_05_survey"), "single_agent")
+    # hand-offs of items the team already holds: one agent would pass by doing nothing
+    assert "hand-offs" in not_applicable(find_task("task_03_market"), "single_agent")
+    with pytest.raises(NotApplicable, match="single_agent does not apply to task_05_survey"):
+        apply_variant(find_task("task_05_survey"), "single_agent")
+    with pytest.raises(NotApplicable):
+        Episode(find_task("task_05_survey"), Recorder(), variant="single_agent")
 
 
 async def test_shared_plan_variants_show_the_plan():
@@ -111,38 +145,32 @@ async def test_shared_plan_variants_show_the_plan():
     assert len(team.turns[0].tools) == 13
     ep, team = await play(t, "shared_plan_no_communication", rounds=1)
     assert "Shared team plan" in team.turns[0].system_prompt and len(team.turns[0].tools) == 11
-    with pytest.raises(ValueError, match="no shared_plan"):
+    with pytest.raises(NotApplicable, match="no shared_plan"):
         apply_variant(load_task(DATA / "paper_task_01.yaml"), "shared_plan")
 
 
-async def test_no_roles_pools_skills_and_items():
+async def test_no_roles_equalises_skills_and_removes_role_documents():
     t = find_task("task_08_convoy")
     flat = apply_variant(t, "no_roles")
     best = team_skills(t)
-    assert all(a.skills == best and a.role == "" and a.guideline == "" and a.equipment == [] for a in flat.agents)
-
-    def totals(task):
-        out = {}
-        for a in task.agents:
-            for s in a.inventory + a.equipment:
-                out[s.item] = out.get(s.item, 0) + s.count
-        return out
-
-    assert totals(flat) == totals(t)
-    holders = [a.agent_id for a in flat.agents if any(s.item == "pickaxe" for s in a.inventory)]
-    assert len(holders) == 2  # the two pickaxes went to two different agents
+    assert all(a.skills == best and a.role == "" and a.guideline == "" for a in flat.agents)
+    # items stay with their holders: the team's plan stays playable
+    assert [(a.inventory, a.equipment) for a in flat.agents] == [(a.inventory, a.equipment) for a in t.agents]
+    assert flat.reference_solution == t.reference_solution
     ep, team = await play(t, "no_roles", rounds=1)
     assert "Your role" not in team.turns[0].system_prompt
 
 
 async def test_short_horizon_overrides_the_round_budget():
     assert apply_variant(staff(), "short_horizon").rounds == 10
-    assert apply_variant(staff(), "short_horizon:3").rounds == 3
-    ep = Episode(staff(), Recorder(), variant="short_horizon:3")
+    assert apply_variant(staff(), "short_horizon:6").rounds == 6
+    ep = Episode(staff(), Recorder(), variant="short_horizon:6")
     res = await ep.run()
-    assert res.rounds == 3 and res.max_rounds == 3 and res.end_reason == "round_budget" and res.variant == "short_horizon:3"
+    assert res.rounds == 6 and res.max_rounds == 6 and res.end_reason == "round_budget" and res.variant == "short_horizon:6"
     with pytest.raises(ValueError, match="round count"):
         apply_variant(staff(), "short_horizon:soon")
+    # shorter than the reference plan needs: n/a, with how many rounds it needs
+    assert "needs 5 rounds" in not_applicable(staff(), "short_horizon:3")
 
 
 def test_episode_plays_a_task_its_caller_already_transformed():

@@ -268,7 +268,14 @@ async def test_serve_seats_the_agents_of_the_variant(tmp_path):
     from agentworld.mcp_server.plugin import serve_episode
 
     announced = []
-    result = await serve_episode(relay_task(), seat_options=("agent_1=idle",), variant="single_agent",
+    # carol's logs alone are a hand-off (n/a for one agent, who holds them from the start); being at (9,24) is not
+    solo_relay = json.loads(json.dumps(RELAY))
+    solo_relay["verifier"]["checks"].append({"check": "at_location", "x": 9, "y": 24, "agent": "agent_3"})
+    with pytest.raises(ValueError, match="single_agent does not apply to mcp_relay: .*hand-offs"):
+        await serve_episode(relay_task(), seat_options=("agent_1=idle",), variant="single_agent",
+                            out_dir=str(tmp_path / "na"), world=EmbeddedWorld(fixture_world(), seed=0))
+    task = parse_task(solo_relay, "mcp_relay.yaml", "mcp_relay")
+    result = await serve_episode(task, seat_options=("agent_1=idle",), variant="single_agent",
                                  turn_timeout=5, connect_timeout=1, out_dir=str(tmp_path / "ep"),
                                  world=EmbeddedWorld(fixture_world(), seed=0),
                                  announce=lambda server, path: announced.append([s.agent_id for s in server.seats]))

@@ -175,16 +175,25 @@ def test_variants_across_tasks_and_report_tables(tmp_path: Path, small_tasks: li
                  "--variant", "vanilla", "--variant", "no_communication", "--variant", "short_horizon:2",
                  "--out", str(out), "--no-progress")
     assert res.exit_code == 0, res.output
+    # two rounds are fewer than either reference plan needs: those cells are n/a, planned out, explained
+    assert "n/a  short_horizon:2 · " in res.output and "needs" in res.output
     results = read_results_file(out / "results.jsonl")
-    assert len(results) == 6 and {r.variant for r in results} == {"vanilla", "no_communication", "short_horizon:2"}
-    assert all(r.max_rounds <= 2 for r in results if r.variant == "short_horizon:2")
+    assert len(results) == 4 and {r.variant for r in results} == {"vanilla", "no_communication"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {(c["variant"], c["task_id"]) for c in manifest["not_applicable"]} == {
+        ("short_horizon:2", t) for t in small_tasks[:2]}
     res = invoke("report", str(out), "--json")
     rep = json.loads(res.output)
     assert rep["by"] == "variant" and {v["variant"] for v in rep["variants"]} == {
         "vanilla", "no_communication", "short_horizon:2"}
     vanilla = next(v for v in rep["variants"] if v["variant"] == "vanilla")
-    assert vanilla["sr"]["mean"] == 1.0 and vanilla["paper_baseline_sr"] == 52.0
-    assert len(rep["paired"]) == 2 and all(p["pairs"] == 2 for p in rep["paired"])
+    assert vanilla["sr"]["mean"] == 1.0 and vanilla["paper_baseline_sr"] == 52.0 and vanilla["na"] == 0
+    short = next(v for v in rep["variants"] if v["variant"] == "short_horizon:2")
+    assert short["n"] == 0 and short["na"] == 2  # a row of n/a, never a 0 %
+    assert all("needs" in c["reason"] for c in rep["not_applicable"])
+    assert len(rep["paired"]) == 1 and rep["paired"][0]["pairs"] == 2
+    text = invoke("report", str(out)).output
+    assert "n/a tasks" in text and "n/a  short_horizon:2" in text
 
 
 def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, small_tasks: list[str]):

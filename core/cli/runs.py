@@ -305,7 +305,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle
     """
-    from ..runs.runner import NullObserver, Runner, make_executor, new_run_id, unique_run_dir
+    from ..runs.runner import NotApplicableRun, NullObserver, Runner, make_executor, new_run_id, unique_run_dir
 
     console = make_console(stderr=as_json)
     fields: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
@@ -344,8 +344,14 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         runner = Runner(spec, run_dir, executor=executor, resume=resume is not None)
         # A wrong framework, team factory, model spec or missing API key fails here, before anything runs.
         _check_teams(runner)
+    except NotApplicableRun as e:  # a usage error: the variant cannot be played on what was selected
+        raise click.UsageError(str(e)) from None
     except (RunSpecError, ValueError, KeyError, ImportError) as e:
         raise click.ClickException(_message(e)) from None
+    if runner.not_applicable:
+        from ..runs.report import print_not_applicable
+
+        print_not_applicable(runner.not_applicable, console)
 
     if no_progress or as_json:
         observer: Any = NullObserver()  # no live display

@@ -33,6 +33,7 @@ from ..tasks.task import Task
 from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
 from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
 from ..tasks.variants import Variant, apply_variant, get_variant
+from .coordinator import brief_note, hub_tools
 from ..tasks.verify import VerifyResult, verify
 from ..world.api import PlayerState, World
 
@@ -234,6 +235,9 @@ class Episode:
             self.world.add_player(a.player_spec())
         self.tools: dict[str, ToolSpec] = {n: t for n, t in TOOLS.items()
                                            if not (self.variant.remove_chat and t.is_chat)}
+        self.coordinator = self.agent_ids[0]
+        if self.variant.oracle_communication:  # the coordinator is the hub of all talk (play/coordinator.py)
+            self.tools = hub_tools(self.tools, self.coordinator, self.usernames[self.coordinator])
         self.active: set[str] = set(self.agent_ids)
         self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active)
         self.actions_used = {a: 0 for a in self.agent_ids}
@@ -242,12 +246,15 @@ class Episode:
         # events go to trajectory.jsonl as they happen; only an episode with no out_dir keeps them in memory
         self._events: list[Any] = []
         self.round = 0
-        self.coordinator = self.agent_ids[0]
         self._coordinator_inbox: list[ChatMessage] = []
         self.system_prompts = {
             a.agent_id: render_system(self.task, a, self.world.rules, can_chat=not self.variant.remove_chat,
                                       shared_plan=self.task.shared_plan if self.variant.show_shared_plan else None)
             for a in self.task.agents}
+        if self.variant.oracle_communication:
+            for a in self.agent_ids:
+                self.system_prompts[a] += brief_note(a, self.coordinator, self.usernames[self.coordinator],
+                                                     self.world.rules.chat_radius)
         self._writer: TrajectoryWriter | None = None
         self._step = 0
         self._counts = {"actions": 0, "chats": 0, "tool_errors": 0, "no_calls": 0, "refused": 0, "infra": 0,

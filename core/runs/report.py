@@ -293,11 +293,13 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
         order = [b[2] for b in TEAM_SIZE_BINS]
         for size in sorted(bins, key=lambda s: order.index(s) if s in order else 99):
             report["by_team_size"].append({"group": cfg, "team_size": size, **metrics(bins[size])})
+    report["not_applicable"] = not_applicable(runs)
+    na_tasks = _group_na(report["not_applicable"])
     if len(variants) > 1 or by == "variant":
-        for name, vrows in variants.items():
+        for name in [*variants, *(v for v in na_tasks if v not in variants)]:  # a variant n/a everywhere: a row too
             canon = canonical_variant(name)
             report["variants"].append({
-                "variant": name, **metrics(vrows),
+                "variant": name, **metrics(variants.get(name, [])), "na": len(na_tasks.get(name, ())),
                 "paper_baseline_sr": PAPER_BASELINES.get(canon or ""),
                 "paper_ablation_sr": PAPER_ABLATIONS.get(canon or "")})
     keys = list(configs)
@@ -312,6 +314,36 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
             if k != base:
                 report["paired"].append({"a": base, "b": k, **paired(configs[base], configs[k])})
     return report
+
+
+def not_applicable(runs: list[RunData]) -> list[dict[str, Any]]:
+    """The runs' n/a cells (a variant that does not apply to a task), one per (variant, task), with the reason."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in runs:
+        for c in run.manifest.get("not_applicable") or []:
+            seen.setdefault((c["variant"], c["task_id"]), {"variant": c["variant"], "task_id": c["task_id"],
+                                                           "reason": c["reason"]})
+    return list(seen.values())
+
+
+def _group_na(cells: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for c in cells:
+        out.setdefault(c["variant"], []).append(c)
+    return out
+
+
+def print_not_applicable(cells: list[dict[str, Any]], console: Any) -> None:
+    """n/a cells, explained: left out of every table (never counted as a 0 or a 100 %)."""
+    cells = not_applicable_dedup(cells)
+    console.print(f"[bold]n/a[/]: {len(cells)} (variant, task) cell(s) where the variant does not apply, left out "
+                  "of the tables:")
+    for c in cells:
+        console.print(f"  n/a  {c['variant']} · {c['task_id']}: {c['reason']}", highlight=False, soft_wrap=True)
+
+
+def not_applicable_dedup(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return list({(c["variant"], c["task_id"]): c for c in cells}.values())
 
 
 # ---------------------------------------------------------------------- terminal output
@@ -364,6 +396,8 @@ def metric_table(title: str, rows: list[dict[str, Any]], first: list[tuple[str, 
         if has_cce:
             cells.append(_num(row["cce"], 3) if row["cce"]["n"] else "-")
         cells += [_num(row["rounds"]), _num(row["chats"]), _num(row["actions"])]
+        if not row["n"] and row.get("na"):  # a variant that applies to none of the tasks: n/a, never 0 %
+            cells = cells[:len(first) + 1] + ["n/a"] * (len(cells) - len(first) - 1)
         cells += [fn(row) for _, fn in extra]
         t.add_row(*cells)
     return t
@@ -407,7 +441,10 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
 
         console.print(metric_table("Tables 3/4 shape: variants (rows) · paper SR for reference", rep["variants"],
                                    [("variant", "variant")], cce,
-                                   extra=(("paper SR % (Table 3 / Table 4)", paper_ref),)))
+                                   extra=(("n/a tasks", lambda row: str(row.get("na", 0))),
+                                          ("paper SR % (Table 3 / Table 4)", paper_ref))))
+    if rep.get("not_applicable"):
+        print_not_applicable(rep["not_applicable"], console)
     if rep["paired"]:
         t = Table(title="Paired differences (B − A) on shared task+seed, 95% CI", title_justify="left",
                   header_style="bold")

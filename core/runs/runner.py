@@ -97,9 +97,36 @@ def select_tasks(spec: RunSpec) -> list[Any]:
     return unique
 
 
+class NotApplicableRun(RunSpecError):
+    """Every cell the selection plans is a variant that does not apply (a usage error: nothing to run)."""
+
+
 def plan_jobs(spec: RunSpec, tasks: Iterable[Any]) -> list[EpisodeJob]:
-    """The grid, in a stable order: framework, model, variant, task, seed."""
+    """The grid, in a stable order: framework, model, variant, task, seed (cells that are n/a left out)."""
+    return plan_grid(spec, tasks)[0]
+
+
+def not_applicable_cells(spec: RunSpec, tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """(variant, task, seed) cells of the grid whose variant does not apply, each with the reason."""
+    from ..tasks.variants import not_applicable
+
+    out = []
+    for variant in spec.variants:
+        for t in tasks:
+            for seed in spec.seed_list():
+                reason = not_applicable(t, variant, seed)
+                if reason:
+                    out.append({"task_id": t.id, "category": getattr(t, "category", None),
+                                "n_agents": len(t.agents), "variant": variant, "seed": seed, "reason": reason})
+    return out
+
+
+def plan_grid(spec: RunSpec, tasks: Iterable[Any]) -> tuple[list[EpisodeJob], list[dict[str, Any]]]:
+    """(episodes to run, n/a cells): the grid without the cells whose variant does not apply."""
     tasks = list(tasks)
+    _check_variants(spec.variants)
+    na = not_applicable_cells(spec, tasks)
+    skip = {(c["variant"], c["task_id"], c["seed"]) for c in na}
     _check_variants(spec.variants)
     options = {"tools": spec.tools, **spec.options}
     if spec.base_url:
@@ -112,6 +139,8 @@ def plan_jobs(spec: RunSpec, tasks: Iterable[Any]) -> list[EpisodeJob]:
             for variant in spec.variants:
                 for t in tasks:
                     for seed in spec.seed_list():
+                        if (variant, t.id, seed) in skip:
+                            continue
                         path = getattr(t, "path", None)
                         jobs.append(EpisodeJob(
                             episode_id=episode_id(t.id, framework, model, variant, seed), task_id=t.id,
@@ -119,7 +148,14 @@ def plan_jobs(spec: RunSpec, tasks: Iterable[Any]) -> list[EpisodeJob]:
                             n_agents=len(t.agents), framework=framework, model=model, variant=variant,
                             seed=seed, team_factory=spec.team_factory, options=dict(options),
                             obs_format=spec.obs_format, turn_timeout=spec.turn_timeout))
-    return jobs
+    return jobs, na
+
+
+def not_applicable_message(cells: list[dict[str, Any]]) -> str:
+    """One line per (variant, task): why it is n/a (seeds that share the reason are one line)."""
+    seen = dict.fromkeys(f"--variant {c['variant']} does not apply to {c['task_id']}: {c['reason']}" for c in cells)
+    head = "nothing to run: " if len(seen) == 1 else f"nothing to run: no planned episode applies ({len(seen)} cells)\n  "
+    return head + "\n  ".join(seen) + "\n(choose another variant or task; reports show such cells as n/a)"
 
 
 def _check_variants(names: list[str]) -> None:
@@ -373,10 +409,16 @@ class Runner:
     """Plans (or reloads) a run, runs what is not done yet, and keeps manifest and results consistent."""
 
     def __init__(self, spec: RunSpec, run_dir: str | Path, *, jobs: list[EpisodeJob] | None = None,
-                 executor: Any = None, observer: RunObserver | None = None, resume: bool = False) -> None:
+                 executor: Any = None, observer: RunObserver | None = None, resume: bool = False,
+                 not_applicable: list[dict[str, Any]] | None = None) -> None:
         self.spec = spec
         self.dir = RunDir(run_dir)
-        self.jobs = jobs if jobs is not None else plan_jobs(spec, select_tasks(spec))
+        if jobs is None:
+            jobs, not_applicable = plan_grid(spec, select_tasks(spec))
+        self.jobs = jobs
+        self.not_applicable = list(not_applicable or [])  # cells left out: the variant does not apply
+        if not self.jobs and self.not_applicable:
+            raise NotApplicableRun(not_applicable_message(self.not_applicable))
         self.executor = executor or LocalExecutor()
         self.observer = observer or NullObserver()
         self.resume = resume
@@ -411,6 +453,7 @@ class Runner:
             "episodes": [{"episode_id": j.episode_id, "task_id": j.task_id, "category": j.category,
                           "n_agents": j.n_agents, "framework": j.framework, "model": j.model,
                           "variant": j.variant, "seed": j.seed} for j in self.jobs],
+            "not_applicable": self.not_applicable,
             "sessions": [],
             "status": "running",
             "stop_reason": None,

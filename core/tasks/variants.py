@@ -5,32 +5,48 @@ rewrite the task before the episode starts (who plays, with which skills, items,
 budget); the others change what the episode shows or allows at run time (chat tools, chat delivery, the
 shared plan, teammates' HP).
 
+Every variant either applies to a task, and then ``apply_variant`` returns the task as played *with its
+reference plan adapted* (so the oracle team can play it and ``tasks prove --variants`` can prove it), or it
+does not, and ``apply_variant`` raises :class:`NotApplicable` with the reason (``not_applicable`` returns
+it). Runs refuse such a cell at planning time and reports show it as n/a with the reason, never as a 0.
+
 Choices where the paper is not explicit:
 
-- ``single_agent``: agent_1 alone, at agent_1's spawn, with every skill at the team's best level and every
-  agent's items (others' equipped items go to its inventory); role documents are joined. Verifier checks
-  that name an agent are re-aimed at agent_1, and ``delivered`` becomes ``item_count`` (there is nobody to
-  deliver to). The reference solution is dropped (it was written for the team).
-- ``no_roles``: asymmetry removed. Every agent gets the team's best level of every skill; all items
-  (equipped ones included) are pooled and dealt out evenly, stack by stack, in agent order (a remainder
-  goes to the next agents in turn, so single tools spread over the team); role names and role guideline
-  documents are removed (the shared relevant_game_context stays). The reference solution is dropped.
-- ``oracle_communication``: agent_1 (the first agent) is the coordinator and receives every chat message,
-  whatever its scope and the chat radius. The others' chat is unchanged.
+- ``single_agent``: see ``core/tasks/solo.py`` (one agent with every role's skills and items at agent_1's
+  spawn, checks mapped to it so that an idle agent cannot pass, the team's plan done by that agent).
+- ``no_roles``: role asymmetry removed: every agent gets the team's best level of every skill, role names
+  and role guideline documents are removed (the shared relevant_game_context stays). Starting items stay
+  with their holders: what an agent carries is its situation, not its role, and keeping it leaves the
+  team's plan playable, so the ablation isolates the roles.
+- ``no_communication`` (and ``shared_plan_no_communication``): the plan's chat steps become ``sleep`` (so
+  every other step keeps its round), or are dropped where that would exceed ``max_action_steps``. The
+  plan still passes the verifier; on a task that needs communication a team must find the facts another way.
+- ``oracle_communication``: agent_1 (the first agent) is the coordinator and hub of all talk: it receives
+  every chat message, whatever its scope and the chat radius. Another agent's message reaches the
+  coordinator and, as ``send_chat_message`` without ``global``, the teammates within the chat radius; only
+  the coordinator's team chat reaches everyone. So the coordinator is the one agent that reads every message.
 - ``random_spawn``: each agent spawns on a seeded random walkable tile within 25 tiles (each axis) of the
-  team's original spawn centroid, in the same connected area as its own original spawn.
-- ``short_horizon``: the round budget is set to PARAM (default 10).
+  team's original spawn centroid, in the same connected area as its own original spawn. The plan walks
+  every agent back to its original spawn first (agents that arrive sooner wait).
+- ``short_horizon``: the round budget is set to PARAM (default 10, the paper's). Not applicable where the
+  reference plan needs more rounds than that (the report says how many it needs).
+- ``shared_plan``, ``shared_plan_no_communication``: not applicable to a task without a ``shared_plan``.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .task import AgentDef, CheckSpec, Task, YamlStack, did_you_mean, team_skills, world_index
+from .plans import rounds_needed, with_walk_back, without_chat
+from .solo import NotApplicable, single_agent_task
+from .task import Task, did_you_mean, team_skills, world_index
 
 RANDOM_SPAWN_RADIUS = 25
+DEFAULT_SHORT_HORIZON = 10
+
+Transform = Callable[[Task, int, "str | None"], Task]
 
 
 @dataclass(frozen=True)
@@ -38,10 +54,11 @@ class Variant:
     name: str
     description: str
     remove_chat: bool = False  # chat tools are not offered; calling them is an unknown tool
-    oracle_communication: bool = False  # the coordinator (agent_1) receives every chat message
+    oracle_communication: bool = False  # the coordinator (agent_1) is the hub that receives every message
     show_shared_plan: bool = False  # task.shared_plan goes into every agent's system prompt
     party_status: bool = False  # observations list teammates' HP
-    transform: Callable[[Task, int, str | None], Task] | None = None
+    transforms: tuple[Transform, ...] = field(default_factory=tuple)
+    plan: str = "the reference plan as written"  # how the reference plan is adapted (shown by the proofs)
     param: str | None = None
 
     @property
@@ -49,74 +66,38 @@ class Variant:
         return f"{self.name}:{self.param}" if self.param else self.name
 
 
-# -- task transforms ----------------------------------------------------------------------------------
+# -- task transforms (each returns a new Task or raises NotApplicable) ---------------------------------
 def _copy(task: Task, **update: Any) -> Task:
     return task.model_copy(deep=True, update=update)
 
 
-def _merge_stacks(stacks: list[YamlStack]) -> list[YamlStack]:
-    totals: dict[str, int] = {}
-    for s in stacks:
-        totals[s.item] = totals.get(s.item, 0) + s.count
-    return [YamlStack(item=k, count=v) for k, v in totals.items()]
-
-
-def _retarget_checks(task: Task, agent_id: str) -> list[CheckSpec]:
-    assert task.verifier is not None
-    out = []
-    for spec in task.verifier.checks:
-        data = spec.model_dump()
-        if data.get("check") == "delivered":
-            data = {"check": "item_count", "name": data.get("name"), "item": data["item"],
-                    "count": data.get("count", 1), "agent": agent_id}
-        for key in ("agent", "to", "from"):
-            if data.get(key):
-                data[key] = agent_id
-        if data.get("agents"):
-            data["agents"] = [agent_id]
-        out.append(CheckSpec.model_validate(data))
-    return out
-
-
 def _single_agent(task: Task, seed: int, param: str | None) -> Task:
-    first = task.agents[0]
-    others_equipped = [s for a in task.agents[1:] for s in a.equipment]
-    roles = [a.role for a in task.agents if a.role]
-    guides = [f"## {a.role or a.username}\n{a.guideline.strip()}" for a in task.agents if a.guideline.strip()]
-    solo = AgentDef(
-        agent_id=first.agent_id, username=first.username, x=first.x, y=first.y, skills=team_skills(task),
-        inventory=_merge_stacks([s for a in task.agents for s in a.inventory] + others_equipped),
-        equipment=list(first.equipment), role=" + ".join(roles), guideline="\n\n".join(guides))
-    verifier = task.verifier.model_copy(update={"checks": _retarget_checks(task, first.agent_id)}) if task.verifier else None
-    return _copy(task, agents=[solo], verifier=verifier, reference_solution=None)
+    return single_agent_task(task, seed)
 
 
 def _no_roles(task: Task, seed: int, param: str | None) -> Task:
     skills = team_skills(task)
-    n = len(task.agents)
-    pooled = _merge_stacks([s for a in task.agents for s in a.inventory + a.equipment])
-    shares: list[list[YamlStack]] = [[] for _ in range(n)]
-    offset = 0
-    for stack in pooled:
-        q, r = divmod(stack.count, n)
-        for i in range(n):
-            k = (i - offset) % n
-            c = q + (1 if k < r else 0)
-            if c:
-                shares[i].append(YamlStack(item=stack.item, count=c))
-        offset = (offset + r) % n
-    agents = [a.model_copy(update={"skills": dict(skills), "inventory": shares[i], "equipment": [], "role": "",
-                                   "guideline": ""}) for i, a in enumerate(task.agents)]
-    return _copy(task, agents=agents, reference_solution=None)
+    agents = [a.model_copy(update={"skills": dict(skills), "role": "", "guideline": ""}) for a in task.agents]
+    return _copy(task, agents=agents)
 
 
-def _short_horizon(task: Task, seed: int, param: str | None) -> Task:
+def short_horizon_rounds(param: str | None) -> int:
     try:
-        rounds = int(param) if param else 10
+        rounds = int(param) if param else DEFAULT_SHORT_HORIZON
     except ValueError:
         raise ValueError(f"short_horizon takes a round count, e.g. short_horizon:10 (got {param!r})") from None
     if rounds < 1:
         raise ValueError(f"short_horizon needs at least 1 round (got {rounds})")
+    return rounds
+
+
+def _short_horizon(task: Task, seed: int, param: str | None) -> Task:
+    rounds = short_horizon_rounds(param)
+    need = rounds_needed(task.reference_solution)
+    if need > rounds:
+        raise NotApplicable(task.id, f"short_horizon:{rounds}",
+                            f"the reference plan needs {need} rounds; {rounds} rounds leave no known solution "
+                            f"(try short_horizon:{need})")
     return _copy(task, rounds=rounds)
 
 
@@ -138,30 +119,49 @@ def _random_spawn(task: Task, seed: int, param: str | None) -> Task:
                       if gmap.walkable(x, y) and gmap.connected((x, y), (a.x, a.y))]
         x, y = rng.choice(candidates) if candidates else (a.x, a.y)
         agents.append(a.model_copy(update={"x": x, "y": y}))
-    return _copy(task, agents=agents)
+    moved = _copy(task, agents=agents)
+    plan = with_walk_back(moved, {a.agent_id: (a.x, a.y) for a in task.agents})
+    if plan is not None and rounds_needed(plan) > task.rounds:
+        raise NotApplicable(task.id, "random_spawn", f"walking back to the planned spawns takes the plan to "
+                                                     f"{rounds_needed(plan)} rounds, past the budget {task.rounds}")
+    return moved.model_copy(update={"reference_solution": plan})
 
 
 def _needs_shared_plan(task: Task, seed: int, param: str | None) -> Task:
     if not (task.shared_plan or "").strip():
-        raise ValueError(f"task {task.id} has no shared_plan; the shared-plan variants need one in the task file")
+        raise NotApplicable(task.id, "shared_plan", "the task file has no shared_plan to show")
     return task
+
+
+def _chat_removed(task: Task, seed: int, param: str | None) -> Task:
+    return _copy(task, reference_solution=without_chat(task))
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("vanilla", "the task as written"),
-    Variant("no_communication", "chat tools removed", remove_chat=True),
-    Variant("oracle_communication", "agent_1 (coordinator) receives every chat message", oracle_communication=True),
-    Variant("single_agent", "one agent holds every role's skills and items", transform=_single_agent),
+    Variant("no_communication", "chat tools removed", remove_chat=True, transforms=(_chat_removed,),
+            plan="chat steps become sleep"),
+    Variant("oracle_communication", "agent_1 (coordinator) receives every chat message; only it reaches everyone",
+            oracle_communication=True),
+    Variant("single_agent", "one agent holds every role's skills and items", transforms=(_single_agent,),
+            plan="the team's plan done by one agent"),
     Variant("shared_plan", "the task's shared plan is shown to every agent", show_shared_plan=True,
-            transform=_needs_shared_plan),
+            transforms=(_needs_shared_plan,)),
     Variant("shared_plan_no_communication", "shared plan shown, chat tools removed", remove_chat=True,
-            show_shared_plan=True, transform=_needs_shared_plan),
-    Variant("no_roles", "skills and items pooled and split evenly; role documents removed", transform=_no_roles),
-    Variant("short_horizon", "round budget overridden (default 10)", transform=_short_horizon),
-    Variant("random_spawn", "seeded random walkable spawns near the original region", transform=_random_spawn),
-    Variant("no_documentation", "guideline documents and relevant_game_context removed", transform=_no_documentation),
+            show_shared_plan=True, transforms=(_needs_shared_plan, _chat_removed), plan="chat steps become sleep"),
+    Variant("no_roles", "every skill at the team's best for everyone; role documents removed",
+            transforms=(_no_roles,)),
+    Variant("short_horizon", f"round budget overridden (default {DEFAULT_SHORT_HORIZON})",
+            transforms=(_short_horizon,)),
+    Variant("random_spawn", "seeded random walkable spawns near the original region", transforms=(_random_spawn,),
+            plan="every agent walks back to its planned spawn first"),
+    Variant("no_documentation", "guideline documents and relevant_game_context removed",
+            transforms=(_no_documentation,)),
     Variant("party_status", "teammates' HP shown in observations", party_status=True),
 ]}
+
+# The variants `tasks prove --variants` proves per task (vanilla is the task's own proof).
+PROVEN_VARIANTS = tuple(n for n in VARIANTS if n != "vanilla")
 
 
 def get_variant(spec: str | Variant) -> Variant:
@@ -174,9 +174,48 @@ def get_variant(spec: str | Variant) -> Variant:
     base = VARIANTS[name]
     if param and name != "short_horizon":
         raise ValueError(f"variant {name!r} takes no parameter (got {spec!r})")
+    if name == "short_horizon":
+        short_horizon_rounds(param or None)  # a bad round count is refused here, at planning time
     return Variant(**{**base.__dict__, "param": param or None})
 
 
+_CACHE: dict[tuple[str, str, int], Task | NotApplicable] = {}
+
+
+def _key(task: Task, label: str, seed: int) -> tuple[str, str, int]:
+    body = task.model_dump_json(exclude={"raw", "path"})
+    return (f"{task.id}:{hash(body)}", label, seed)
+
+
 def apply_variant(task: Task, variant: str | Variant, seed: int = 0) -> Task:
+    """The task as played under the variant, with its reference plan adapted; raises NotApplicable."""
     v = get_variant(variant)
-    return v.transform(task, seed, v.param) if v.transform else task
+    if not v.transforms:
+        return task
+    key = _key(task, v.label, seed)
+    hit = _CACHE.get(key)
+    if hit is None:
+        try:
+            out = task
+            for transform in v.transforms:
+                out = transform(out, seed, v.param)
+            hit = out
+        except NotApplicable as e:
+            hit = NotApplicable(task.id, v.label, e.reason)
+        _CACHE[key] = hit
+    if isinstance(hit, NotApplicable):
+        raise hit
+    return hit.model_copy(deep=True)
+
+
+def not_applicable(task: Task, variant: str | Variant, seed: int = 0) -> str | None:
+    """Why the variant does not apply to the task (None: it applies)."""
+    try:
+        apply_variant(task, variant, seed)
+    except NotApplicable as e:
+        return e.reason
+    return None
+
+
+__all__ = ["Variant", "VARIANTS", "PROVEN_VARIANTS", "NotApplicable", "get_variant", "apply_variant",
+           "not_applicable"]
