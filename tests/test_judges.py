@@ -114,7 +114,7 @@ def test_always_malformed_is_recorded_after_retries(tmp_path, key):
         report = score_episode(folder, make_judge(server, retries=2), cache=JudgeCache(tmp_path / "c"))
     assert len(server.requests) == 3
     assert report.failed_calls == 1 and report.calls[0].attempts == 3 and "unusable answer" in report.calls[0].error
-    assert report.cce == 0.0
+    assert report.cce is None and not report.complete and report.partial_cce == 0.0  # incomplete, never 0
     assert not any((tmp_path / "c").rglob("*.json"))  # failures are not cached
 
 

@@ -1,4 +1,4 @@
-"""Report statistics and tables on hand-made runs (no world needed)."""
+"""Report tables and statistics on hand-made runs (no world needed); stats themselves: test_stats.py."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from agentworld.core.cce.graph import CCEReport
+from agentworld.core.cce.score import write_report
 from agentworld.core.play.records import EndEvent, EpisodeResult, StartEvent
-from agentworld.core.runs.report import build_report, load_runs, mcnemar_exact, mean_ci, t95, wilson
+from agentworld.core.runs.report import build_report, load_runs
+from agentworld.core.runs.stats import cluster_bootstrap, sign_test
 from agentworld.core.runs.run_spec import episode_id
 
 
@@ -32,7 +35,9 @@ def write_run(path: Path, results: list[EpisodeResult], name: str | None = None,
     for r in results:  # the files a recorded episode has (the report checks that they are whole)
         write_episode_files(path / "episodes" / r.episode_id, r)
     for eid, value in (cce or {}).items():
-        (path / "episodes" / eid / "cce.json").write_text(json.dumps({"cce": value, "nodes": [], "edges": []}))
+        write_report(path / "episodes" / eid, CCEReport(episode_id=eid, task_id="t", task_success=True,
+                                                         judge="grounded", method="grounded", cce=value,
+                                                         n_actions=4, n_contributing=round(4 * value)))
     return path
 
 
@@ -44,23 +49,6 @@ def write_episode_files(folder: Path, r: EpisodeResult) -> None:
     end = EndEvent(reason=r.end_reason, rounds=r.rounds)
     (folder / "trajectory.jsonl").write_text(start.model_dump_json() + "\n" + end.model_dump_json() + "\n")
     (folder / "result.json").write_text(r.model_dump_json())
-
-
-def test_wilson_interval_matches_known_values():
-    lo, hi = wilson(8, 10)
-    assert math.isclose(lo, 0.4902, abs_tol=1e-3) and math.isclose(hi, 0.9433, abs_tol=1e-3)
-    lo, hi = wilson(0, 10)
-    assert lo == 0.0 and math.isclose(hi, 0.2775, abs_tol=1e-3)
-    assert all(math.isnan(v) for v in wilson(0, 0))
-
-
-def test_t_interval_and_mcnemar():
-    m, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0])
-    assert m == 2.5 and math.isclose(hi - m, 3.182 * math.sqrt(5 / 3) / 2, rel_tol=1e-3)
-    assert math.isnan(mean_ci([1.0])[1])
-    assert t95(1) == 12.706 and t95(35) == t95(30) and t95(5000) < 1.97
-    assert mcnemar_exact(0, 0) == 1.0
-    assert math.isclose(mcnemar_exact(0, 6), 2 / 64)
 
 
 def test_table2_by_category_team_size_and_paired(tmp_path: Path):
@@ -75,14 +63,24 @@ def test_table2_by_category_team_size_and_paired(tmp_path: Path):
     assert rep["by"] == "config" and rep["has_cce"]
     overall = {row["group"]: row for row in rep["overall"]}
     base = overall["base · oracle · vanilla"]
-    assert base["n"] == 8 and base["sr"]["mean"] == 0.5 and base["cce"]["n"] == 2
+    assert base["n"] == 8 and base["tasks"] == 4 and base["sr"]["mean"] == 0.5 and base["cce"]["n"] == 2
     assert math.isclose(base["cce"]["mean"], 0.375)
+    # the interval resamples tasks (each task here is 1/2: seeds disagree, tasks alike), seeded as reported
+    by_task = {f"t{i}": [float((i + s) % 2 == 0) for s in (0, 1)] for i in range(4)}
+    expected = cluster_bootstrap(by_task, reps=rep["stats"]["reps"], seed=rep["stats"]["seed"], lo=0, hi=1)
+    assert (base["sr"]["lo"], base["sr"]["hi"]) == (expected.lo, expected.hi) == (0.5, 0.5)
     assert {r["category"] for r in rep["by_category"]} == {"crafting", "combat"}
     assert [r["team_size"] for r in rep["by_team_size"] if r["group"].startswith("base")] == ["3-5", "11-20"]
     (pair,) = rep["paired"]
-    assert pair["pairs"] == 8 and pair["sr"]["mean"] == 0.5  # B wins the 4 pairs A lost
-    assert pair["mcnemar"] == {"b_only": 4, "a_only": 0, "p": mcnemar_exact(0, 4)}
+    assert pair["pairs"] == 8 and pair["tasks"] == 4 and pair["sr"]["mean"] == 0.5  # B wins the 4 pairs A lost
+    # by task: B is better on all 4 tasks (each 1/2 -> 1): exact sign test p = 2 / 2^4
+    assert (pair["sr"]["b_better"], pair["sr"]["a_better"], pair["sr"]["ties"]) == (4, 0, 0)
+    assert pair["sr"]["p"] == sign_test(4, 0) == 0.125
     assert math.isclose(pair["cce"]["mean"], 0.25) and pair["cce"]["pairs"] == 2
+    # SR per task x configuration
+    cells = {row["task"]: row["cells"] for row in rep["per_task"]["rows"]}
+    assert cells["t0"]["base · oracle · vanilla"] == {"n": 2, "successes": 1, "psr": 0.75}
+    assert cells["t0"]["llm · openai · openai:x · vanilla"]["successes"] == 2
 
 
 def test_variants_table_has_paper_reference(tmp_path: Path):
@@ -111,6 +109,8 @@ def test_report_command_prints_tables(tmp_path: Path):
     assert out.exit_code == 0, out.output
     assert "Table 2 shape" in out.output and "By team size" in out.output and "demo" in out.output
     assert "66.7" in out.output  # SR 4/6 (with its interval)
+    assert "SR per task" in out.output and "What happened" in out.output and "Run to run" in out.output
+    assert "round_budget 6" in out.output  # end reasons counted
     out = CliRunner().invoke(cli, ["report", str(run), "--json"])
     assert json.loads(out.output)["overall"][0]["n"] == 6
     out = CliRunner().invoke(cli, ["report", str(tmp_path)])

@@ -116,6 +116,8 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
         by_task: dict[str, list[float]] = defaultdict(list)
         by_group: dict[str, list[float]] = defaultdict(list)
         for e, r in reports[j].items():
+            if r.cce is None:  # an incomplete judging has no CCE (the command leaves them out)
+                continue
             by_task[r.task_id].append(r.cce)
             by_group[(groups or {}).get(e, "run")].append(r.cce)
         task_cce[j] = {t: sum(v) / len(v) for t, v in by_task.items()}

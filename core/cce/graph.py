@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal
 
 import networkx as nx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ..play.records import EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent, parse_event
 from ..world.tools import CHAT_TOOLS, format_call
@@ -228,7 +228,7 @@ class CausalEdge(BaseModel):
 class JudgeCall(BaseModel):
     """One question to the judge (asked or answered from the cache)."""
 
-    kind: Literal["success", "round", "chat"]
+    kind: Literal["success", "round", "chat", "comms"]  # comms: message classes (core/cce/comms.py)
     rounds: list[int] = Field(default_factory=list)
     key: str = ""  # cache key (judge name + model + prompt hash)
     cached: bool = False
@@ -252,7 +252,12 @@ class CCEReport(BaseModel):
     model: str = ""
     method: str  # "paper" | "grounded" | a plugin's own
     judged: bool = True  # False: a failed task was not judged (CCE = 0 without calls)
-    cce: float  # 0 for a failed task
+    label: str = ""  # the name it is stored under, cce/<label>.json (set when written)
+    # False when judge calls failed: the graph misses what those calls would have marked, so there is no
+    # CCE (null, never 0) and partial_cce keeps the graph's value, a lower bound
+    complete: bool = True
+    cce: float | None  # 0 for a failed task; None for an incomplete judging
+    partial_cce: float | None = None
     raw_cce: float | None = None  # |C| / |T| of the graph, also for a failed task judged anyway
     pac: dict[str, float | None] = Field(default_factory=dict)  # agent -> PAC (None: the agent took no action)
     n_actions: int
@@ -269,6 +274,14 @@ class CCEReport(BaseModel):
     skipped_rounds: list[int] = Field(default_factory=list)  # paper sweep: rounds with nothing later to enable
     notes: list[str] = Field(default_factory=list)  # judge ids that named no action, dropped edges, failures
     created: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _incomplete_before_it_was_recorded(cls, data: Any) -> Any:
+        """Files written before ``complete`` existed stored a judging with failed calls as a real CCE."""
+        if isinstance(data, dict) and "complete" not in data and data.get("failed_calls"):
+            data = {**data, "complete": False, "partial_cce": data.get("cce"), "cce": None}
+        return data
 
     def pac_spread(self) -> tuple[float, float] | None:
         values = [v for v in self.pac.values() if v is not None]
@@ -376,7 +389,8 @@ def compute_metrics(nodes: list[ActionNode], contributing: set[str], agents: lis
 def build_report(ep: EpisodeData, graph: CausalGraph | None, *, judge: str, model: str, method: str,
                  calls: list[JudgeCall], skipped_rounds: list[int] | None = None,
                  notes: list[str] | None = None) -> CCEReport:
-    """Assemble ``cce.json``: marks nodes, computes the metrics (CCE = 0 when the task failed)."""
+    """Assemble ``cce.json``: marks nodes, computes the metrics (CCE = 0 when the task failed; no CCE, only
+    ``partial_cce``, when judge calls failed)."""
     judged = graph is not None
     if graph is None:  # a failed task, not judged: no success action, so every action is non-contributing
         graph = CausalGraph.from_episode(ep)
@@ -391,15 +405,18 @@ def build_report(ep: EpisodeData, graph: CausalGraph | None, *, judge: str, mode
     nodes = graph.ordered()
     m = compute_metrics(nodes, contributing, ep.agents)
     fresh = [c for c in calls if not c.cached]
+    failed = sum(1 for c in calls if not c.ok)
+    value = m.cce if ep.success else 0.0
     return CCEReport(
         episode_id=ep.episode_id, task_id=ep.task_id, episode_dir=str(ep.path), task_success=ep.success,
-        judge=judge, model=model, method=method, judged=judged,
-        cce=m.cce if ep.success else 0.0, raw_cce=m.cce if judged else None,
+        judge=judge, model=model, method=method, judged=judged, complete=failed == 0,
+        cce=value if failed == 0 else None, partial_cce=value if failed else None,
+        raw_cce=m.cce if judged else None,
         pac=m.pac if ep.success else {a: (0.0 if v is not None else None) for a, v in m.pac.items()},
         n_actions=m.n_actions, n_contributing=m.n_contributing,
         success_actions=[n.id for n in nodes if n.success], nodes=nodes, edges=graph.edges(), calls=calls,
         judge_calls=len(fresh), cached_calls=len(calls) - len(fresh),
-        failed_calls=sum(1 for c in calls if not c.ok),
+        failed_calls=failed,
         tokens_in=sum(c.tokens_in for c in fresh), tokens_out=sum(c.tokens_out for c in fresh),
         skipped_rounds=sorted(skipped_rounds or []), notes=[*graph.notes, *(notes or [])],
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"))

@@ -1,4 +1,6 @@
-"""Scoring an episode: run a judge over a CCE method and store the report (``cce.json`` and ``cce/<label>.json``).
+"""Scoring an episode: run a judge over a CCE method and store the report per judge (``cce/<label>.json``;
+``cce.json`` is the latest complete one). An incomplete judging (failed judge calls) is stored as such and
+never replaces a complete one.
 
 The method is picked by the judge (:mod:`agentworld.core.cce.paper` by default, or the judge's own
 ``build_graph``); the graph and report models live in :mod:`agentworld.core.cce.graph`.
@@ -20,15 +22,55 @@ def judge_label(judge: str, model: str = "") -> str:
     return file_safe(f"{judge}-{model}" if model else judge)
 
 
+INCOMPLETE_SUFFIX = ".incomplete"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # atomic: a reader never sees half a file
+
+
 def write_report(episode_dir: str | Path, report: CCEReport, label: str | None = None) -> Path:
-    """Write ``cce.json`` (the latest judging) and ``cce/<label>.json`` (kept per judge for comparisons)."""
+    """Store one judging of an episode under its judge's label; returns the file written.
+
+    - ``cce/<label>.json`` holds each judge's result, so judges can be compared and chosen
+      (``agentworld report --judge LABEL``).
+    - ``cce.json`` is the episode's CCE for reports that name no judge: the latest *complete* judging.
+    - An incomplete judging (some judge calls failed: ``complete`` false, ``cce`` null, never 0) never
+      replaces a complete one: not ``cce.json``, and not a complete ``cce/<label>.json`` of the same label
+      (it is kept beside it as ``cce/<label>.incomplete.json`` for inspection).
+    """
     folder = Path(episode_dir)
+    label = label or judge_label(report.judge, report.model)
+    report = report.model_copy(update={"label": label})
     text = report.model_dump_json(indent=1)
-    (folder / CCE_FILE).write_text(text, encoding="utf-8")
-    per_judge = folder / CCE_DIR / f"{label or judge_label(report.judge, report.model)}.json"
-    per_judge.parent.mkdir(exist_ok=True)
-    per_judge.write_text(text, encoding="utf-8")
-    return folder / CCE_FILE
+    per_judge = folder / CCE_DIR
+    per_judge.mkdir(exist_ok=True)
+    target = per_judge / f"{label}.json"
+    leftover = per_judge / f"{label}{INCOMPLETE_SUFFIX}.json"
+    if report.complete:
+        _write(target, text)
+        _write(folder / CCE_FILE, text)
+        leftover.unlink(missing_ok=True)
+        return target
+    existing = read_stored(target)
+    if existing is not None and existing.complete:
+        target = leftover
+    _write(target, text)
+    return target
+
+
+def read_stored(path: str | Path) -> CCEReport | None:
+    """A stored judging (a ``cce.json`` or ``cce/<label>.json``, or an episode folder's ``cce.json``), or
+    None when there is none or it cannot be read (reports skip it; ``read_report`` says why)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / CCE_FILE
+    try:
+        return CCEReport.model_validate_json(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def read_report(path: str | Path) -> CCEReport:
@@ -44,8 +86,9 @@ def read_report(path: str | Path) -> CCEReport:
 
 
 def stored_labels(episode_dir: str | Path) -> list[str]:
+    """Labels with a stored judging (``cce/<label>.json``; the ``.incomplete`` leftovers are not labels)."""
     d = Path(episode_dir) / CCE_DIR
-    return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+    return sorted(p.stem for p in d.glob("*.json") if not p.stem.endswith(INCOMPLETE_SUFFIX)) if d.is_dir() else []
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ are drawn strong, the others faint. Every node carries a tooltip (<title>) with 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 from .graph import CCEReport
@@ -22,7 +23,25 @@ SUCCESS, CONTRIB, OTHER = "#f2b705", "#4caf50", "#e6e6e6"
 LANE_H, MIN_COL_W, MAX_COL_W, LEFT, TOP, R = 54, 30, 90, 130, 78, 11
 
 
-def render_svg(report: CCEReport) -> str:
+@dataclass
+class Layout:
+    """Where everything goes (shared by the SVG and the PNG): agents as lanes, rounds as columns."""
+
+    agents: list[str]
+    names: dict[str, str]
+    first: int
+    last: int
+    col_w: float
+    width: float
+    height: float
+    pos: dict[str, tuple[float, float]]
+    tick_step: int
+
+    def x_of(self, round_: int) -> float:
+        return LEFT + (round_ - self.first) * self.col_w + self.col_w / 2
+
+
+def layout(report: CCEReport) -> Layout:
     agents = list(report.pac) or sorted({n.agent for n in report.nodes})
     for n in report.nodes:
         if n.agent not in agents:
@@ -30,11 +49,48 @@ def render_svg(report: CCEReport) -> str:
     names = {n.agent: n.username or n.agent for n in report.nodes}
     rounds = sorted({n.round for n in report.nodes}) or [0]
     first, last = rounds[0], rounds[-1]
-    COL_W = max(MIN_COL_W, min(MAX_COL_W, 860 / (last - first + 1)))  # short episodes get room for edges
-    width = max(LEFT + (last - first + 1) * COL_W + 40, 1000)  # room for the legend
+    col_w = max(MIN_COL_W, min(MAX_COL_W, 860 / (last - first + 1)))  # short episodes get room for edges
+    width = max(LEFT + (last - first + 1) * col_w + 40, 1000)  # room for the legend
     height = TOP + len(agents) * LANE_H + 70
-    pos = {n.id: (LEFT + (n.round - first) * COL_W + COL_W / 2, TOP + agents.index(n.agent) * LANE_H + LANE_H / 2)
+    pos = {n.id: (LEFT + (n.round - first) * col_w + col_w / 2, TOP + agents.index(n.agent) * LANE_H + LANE_H / 2)
            for n in report.nodes}
+    return Layout(agents, names, first, last, col_w, width, height, pos, 1 if len(rounds) <= 30 else 5)
+
+
+def title_lines(report: CCEReport) -> tuple[str, str]:
+    pac = report.pac_spread()
+    value = (f"CCE {report.cce:.3f}" if report.cce is not None
+             else f"CCE incomplete ({report.failed_calls} failed judge calls)")
+    title = (f"{report.task_id} · judge {report.judge}{' (' + report.model + ')' if report.model else ''} · "
+             f"{value}{'' if report.task_success else ' (task failed)'}")
+    subtitle = (f"{report.episode_id} · {report.n_contributing}/{report.n_actions} actions contribute"
+                + (f" · PAC {pac[0]:.2f}–{pac[1]:.2f}" if pac else "")
+                + (f" · {report.judge_calls} judge calls" if report.judge_calls else ""))
+    return title, subtitle
+
+
+def edge_curve(a: tuple[float, float], b: tuple[float, float]) -> tuple[tuple[float, float], ...]:
+    """The cubic Bézier (start, two controls, end) of an edge from node centre ``a`` to node centre ``b``."""
+    (x1, y1), (x2, y2) = a, b
+    if x1 == x2:  # same round, another lane: a gentle curve between the facing edges of the two nodes
+        dy = 1 if y2 > y1 else -1
+        return ((x1 + 3, y1 + dy * R), (x1 + 14, y1 + dy * (R + 12)), (x2 + 14, y2 - dy * (R + 12)),
+                (x2 + 3, y2 - dy * (R + 1)))
+    if y1 == y2:  # same lane: an arc above the lane, from the top of one node to the top of the other
+        lift = min(LANE_H / 2 - 4, 10 + (x2 - x1) / 8)
+        return ((x1 + 4, y1 - R + 1), (x1 + 4, y1 - R - lift), (x2 - 4, y2 - R - lift), (x2 - 4, y2 - R - 1))
+    # another lane: an S-curve from the right side of the source into the side of the target
+    dy = 1 if y2 > y1 else -1
+    bend = max(12.0, 0.5 * (x2 - x1))
+    ex, ey = x2 - R * 0.72, y2 - dy * R * 0.72
+    return ((x1 + R, y1), (x1 + R + bend, y1), (ex - bend, ey - dy * bend / 2), (ex, ey))
+
+
+def render_svg(report: CCEReport) -> str:
+    lay = layout(report)
+    agents, names, first, last, COL_W = lay.agents, lay.names, lay.first, lay.last, lay.col_w
+    width, height, pos = lay.width, lay.height, lay.pos
+    rounds = list(range(first, last + 1))
     contributing = report.contributing_ids()
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif">',
@@ -43,12 +99,7 @@ def render_svg(report: CCEReport) -> str:
                f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{c}"/></marker>'
                for k, c in EDGE_COLOURS.items()) + '</defs>',
            '<rect width="100%" height="100%" fill="white"/>']
-    pac = report.pac_spread()
-    title = (f"{report.task_id} · judge {report.judge}{' (' + report.model + ')' if report.model else ''} · "
-             f"CCE {report.cce:.3f}{'' if report.task_success else ' (task failed)'}")
-    subtitle = (f"{report.episode_id} · {report.n_contributing}/{report.n_actions} actions contribute"
-                + (f" · PAC {pac[0]:.2f}–{pac[1]:.2f}" if pac else "")
-                + (f" · {report.judge_calls} judge calls" if report.judge_calls else ""))
+    title, subtitle = title_lines(report)
     out.append(f'<text x="12" y="22" font-size="15" font-weight="bold">{escape(title)}</text>')
     out.append(f'<text x="12" y="40" font-size="11" fill="#444">{escape(subtitle)}</text>')
     # lanes and round ticks
@@ -61,7 +112,7 @@ def render_svg(report: CCEReport) -> str:
         out.append(f'<text x="10" y="{y + LANE_H / 2 - 2:.0f}" font-size="13" font-weight="bold">{escape(label)}</text>')
         sub = agent + (f" · PAC {share:.2f}" if share is not None else "")
         out.append(f'<text x="10" y="{y + LANE_H / 2 + 13:.0f}" font-size="10" fill="#555">{escape(sub)}</text>')
-    step = 1 if len(rounds) <= 30 else 5
+    step = lay.tick_step
     for r in range(first, last + 1):
         x = LEFT + (r - first) * COL_W + COL_W / 2
         if (r - first) % step == 0 or r == last:
@@ -73,23 +124,10 @@ def render_svg(report: CCEReport) -> str:
     for e in edges:
         if e.source not in pos or e.target not in pos:
             continue
-        (x1, y1), (x2, y2) = pos[e.source], pos[e.target]
+        p0, c1, c2, p3 = edge_curve(pos[e.source], pos[e.target])
         strong = e.source in contributing and e.target in contributing
         colour = EDGE_COLOURS.get(e.kind, "#333333")
-        if x1 == x2:  # same round, another lane: a gentle curve between the facing edges of the two nodes
-            dy = 1 if y2 > y1 else -1
-            d = (f"M{x1 + 3:.1f},{y1 + dy * R:.1f} C{x1 + 14:.1f},{y1 + dy * (R + 12):.1f} "
-                 f"{x2 + 14:.1f},{y2 - dy * (R + 12):.1f} {x2 + 3:.1f},{y2 - dy * (R + 1):.1f}")
-        elif y1 == y2:  # same lane: an arc above the lane, from the top of one node to the top of the other
-            lift = min(LANE_H / 2 - 4, 10 + (x2 - x1) / 8)
-            d = (f"M{x1 + 4:.1f},{y1 - R + 1:.1f} C{x1 + 4:.1f},{y1 - R - lift:.1f} "
-                 f"{x2 - 4:.1f},{y2 - R - lift:.1f} {x2 - 4:.1f},{y2 - R - 1:.1f}")
-        else:  # another lane: an S-curve from the right side of the source into the side of the target
-            dy = 1 if y2 > y1 else -1
-            bend = max(12.0, 0.5 * (x2 - x1))
-            ex, ey = x2 - R * 0.72, y2 - dy * R * 0.72
-            d = (f"M{x1 + R:.1f},{y1:.1f} C{x1 + R + bend:.1f},{y1:.1f} "
-                 f"{ex - bend:.1f},{ey - dy * bend / 2:.1f} {ex:.1f},{ey:.1f}")
+        d = (f"M{p0[0]:.1f},{p0[1]:.1f} C{c1[0]:.1f},{c1[1]:.1f} {c2[0]:.1f},{c2[1]:.1f} {p3[0]:.1f},{p3[1]:.1f}")
         out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="{1.8 if strong else 0.9}" '
                    f'stroke-opacity="{0.9 if strong else 0.3}" marker-end="url(#arr-{e.kind})">'
                    f'<title>{escape(f"{e.source} → {e.target} ({e.kind}) {e.reason}")}</title></path>')

@@ -117,7 +117,10 @@ def cce_group() -> None:
 def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str | None, api_key_env: str | None,
               opts: tuple[str, ...], label: str | None, cache_dir: str | None, no_cache: bool, judge_failed: bool,
               rounds_per_call: int, success_window: int | None, target_window: int | None) -> None:
-    """Write cce.json for every episode under RUN_DIR and print CCE, PAC spread and judge calls."""
+    """Score every episode under RUN_DIR; print CCE, PAC spread and judge calls.
+
+    Each judge's result is stored as cce/<label>.json; cce.json is the latest complete one. A judging with
+    failed judge calls is stored as incomplete (no CCE, never 0) and replaces no complete result."""
     from rich.table import Table
 
     from ..cce.graph import EpisodeError
@@ -132,6 +135,7 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
     table = Table("episode", "task", "ok", "CCE", "raw", "C/T", "PAC min–max", "calls", "cached",
                   "failed", "tokens", title=f"CCE · judge {label} (C/T: contributing/all actions)")
     reports = []
+    kept: list[Path] = []  # episodes whose complete result of this label an incomplete one did not replace
     for folder in folders:
         try:
             report = score_episode(folder, judge, cache=cache,
@@ -139,23 +143,35 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
         except EpisodeError as exc:
             console.print(f"[red]skipped[/red] {folder}: {exc}")
             continue
-        write_report(folder, report, label)
+        written = write_report(folder, report, label)
         reports.append(report)
+        if written.name != f"{label}.json":
+            kept.append(folder)
         spread = report.pac_spread()
-        table.add_row(report.episode_id, report.task_id, "yes" if report.task_success else "no", _fmt(report.cce),
+        value = _fmt(report.cce) if report.complete else f"[yellow]incomplete[/yellow] (≥{_fmt(report.partial_cce)})"
+        table.add_row(report.episode_id, report.task_id, "yes" if report.task_success else "no", value,
                       _fmt(report.raw_cce), f"{report.n_contributing}/{report.n_actions}",
                       f"{spread[0]:.2f}–{spread[1]:.2f}" if spread else "—", str(report.judge_calls),
                       str(report.cached_calls), str(report.failed_calls), str(report.tokens_in + report.tokens_out))
     console.print(table)
-    if reports:
-        wins = [r.cce for r in reports if r.task_success]
-        console.print(f"CCE (all {len(reports)} episodes, failed = 0): {sum(r.cce for r in reports) / len(reports):.3f} · "
+    complete = [r for r in reports if r.complete]
+    if complete:
+        wins = [r.cce for r in complete if r.task_success]
+        console.print(f"CCE ({len(complete)} complete episodes, failed tasks = 0): "
+                      f"{sum(r.cce for r in complete) / len(complete):.3f} · "
                       f"CCE on successes ({len(wins)}): {_fmt(sum(wins) / len(wins) if wins else None)} · "
                       f"judge calls {sum(r.judge_calls for r in reports)} (+{sum(r.cached_calls for r in reports)} cached) · "
                       f"tokens {sum(r.tokens_in + r.tokens_out for r in reports)}")
-        failed = sum(r.failed_calls for r in reports)
-        if failed:
-            console.print(f"[yellow]{failed} judge call(s) failed after retries; see 'calls' and 'notes' in cce.json[/yellow]")
+    incomplete = [r for r in reports if not r.complete]
+    if incomplete:
+        failed = sum(r.failed_calls for r in incomplete)
+        console.print(f"[yellow]{len(incomplete)} episode(s) incomplete: {failed} judge call(s) failed after retries. "
+                      f"Stored with complete: false and no CCE (not 0), left out of the mean above and of reports; "
+                      f"see 'calls' and 'notes' in cce/{label}.json and run again to retry "
+                      f"(answered questions come from the cache).[/yellow]")
+        if kept:
+            console.print(f"[yellow]{len(kept)} of them already had a complete cce/{label}.json: kept; this "
+                          f"attempt is in cce/{label}.incomplete.json[/yellow]")
 
 
 @cce_group.command("compare")
@@ -185,6 +201,7 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
     reports: dict[str, dict[str, Any]] = {n: {} for n in names}
     judges: dict[str, Any] = {}  # built-in judges scored on the fly, built once each
     groups: dict[str, str] = {}
+    incomplete: dict[str, int] = {}
     for folder in folders:
         key = str(folder.relative_to(run_dir)) if folder != run_dir else folder.name
         groups[key] = str(folder.parent.relative_to(run_dir)) if folder != run_dir else "."
@@ -205,11 +222,17 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
                 have = ", ".join(stored_labels(folder)) or "none"
                 raise click.UsageError(f"{folder}: no stored result for judge {name!r} (stored: {have}); "
                                        f"score it first: agentworld cce {run_dir} --judge ... --label {name}")
+    for name in names:  # an incomplete judging has no CCE and misses decisions: not compared
+        for key in [k for k, r in reports[name].items() if not r.complete]:
+            del reports[name][key]
+            incomplete[name] = incomplete.get(name, 0) + 1
     try:
         cmp = compare_reports(reports, groups)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     console = _console()
+    for name, n in incomplete.items():
+        console.print(f"[yellow]judge {name}: {n} incomplete episode(s) (failed judge calls) left out[/yellow]")
     t = Table("judge A", "judge B", "episodes", "actions", "agreement", "Cohen's kappa", "Kendall tau (tasks)",
               title="Action-level agreement (contributing or not)")
     for p in cmp.pairs:
@@ -228,24 +251,37 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
         console.print(f"Ranking of runs by CCE the same under every judge: {'yes' if cmp.same_group_ranking else 'no'}")
 
 
+GRAPH_FORMATS = (".svg", ".png")
+
+
 @cce_group.command("graph")
 @click.argument("episode_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="SVG file to write (default EPISODE_DIR/cce_graph.svg).")
+              help="File to write: .svg (with tooltips) or .png, by its name (default EPISODE_DIR/cce_graph.svg).")
 @click.option("--label", default=None, help="Draw cce/<label>.json instead of the latest cce.json.")
 def graph_cmd(episode_dir: Path, out: Path | None, label: str | None) -> None:
-    """Draw an episode's causal graph as SVG (agents as lanes, rounds left to right)."""
+    """Draw an episode's causal graph as SVG or PNG (agents as lanes, rounds left to right)."""
     from ..cce.graph import CCE_DIR, EpisodeError
     from ..cce.score import read_report
-    from ..cce.svg import render_svg
 
+    out = out or episode_dir / "cce_graph.svg"
+    if out.suffix.lower() not in GRAPH_FORMATS:
+        raise click.BadParameter(f"{out.name}: the format comes from the file name; end it in .svg or .png",
+                                 param_hint="--out")
     try:
         report = read_report(episode_dir / CCE_DIR / f"{label}.json" if label else episode_dir)
     except EpisodeError as exc:
         raise click.UsageError(str(exc)) from exc
-    out = out or episode_dir / "cce_graph.svg"
-    out.write_text(render_svg(report), encoding="utf-8")
-    click.echo(f"wrote {out} ({len(report.nodes)} actions, {len(report.edges)} edges, CCE {report.cce:.3f})")
+    if out.suffix.lower() == ".png":
+        from ..cce.png import render_png
+
+        render_png(report, out)
+    else:
+        from ..cce.svg import render_svg
+
+        out.write_text(render_svg(report), encoding="utf-8")
+    value = f"CCE {report.cce:.3f}" if report.cce is not None else "CCE incomplete"
+    click.echo(f"wrote {out} ({len(report.nodes)} actions, {len(report.edges)} edges, {value})")
 
 
 @hookimpl

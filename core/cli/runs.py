@@ -435,18 +435,27 @@ def _message(e: BaseException) -> str:
               help="Also write a self-contained HTML report (works offline).")
 @click.option("--by", type=click.Choice(["config", "variant"]), default=None,
               help="Rows of the main table: configurations (Table 2) or variants (Tables 3/4) [default: auto].")
-@click.option("--max-viewer-episodes", type=int, default=40, show_default=True,
-              help="HTML: episodes included in the episode viewer.")
+@click.option("--judge", "judge_label", default=None,
+              help="Read CCE from this judge's results (cce/<LABEL>.json) [default: each episode's cce.json].")
+@click.option("--bootstrap-reps", type=click.IntRange(100), default=2000, show_default=True,
+              help="Resamples of the task-clustered bootstrap intervals.")
+@click.option("--bootstrap-seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--max-viewer-episodes", type=click.IntRange(1), default=40, show_default=True,
+              help="HTML: episodes included in the episode viewer (sampled across outcomes, tasks, configurations).")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregated tables as JSON.")
-def report_cmd(run_dirs: tuple[Path, ...], html_path: Path | None, by: str | None, max_viewer_episodes: int,
-               as_json: bool) -> None:
-    """Tables of one or more runs: SR, PSR, CCE, rounds, chats, actions with 95% CIs, by category and team
-    size; variants as rows (the paper's Tables 3/4); paired differences between runs (same task and seed)."""
-    from ..runs.report import ReportError, build_report, load_runs, print_report
+def report_cmd(run_dirs: tuple[Path, ...], html_path: Path | None, by: str | None, judge_label: str | None,
+               bootstrap_reps: int, bootstrap_seed: int, max_viewer_episodes: int, as_json: bool) -> None:
+    """Tables of one or more runs: SR, PSR, CCE, rounds, chats, actions with 95% intervals over tasks, by
+    category, team size and task; variants as rows (the paper's Tables 3/4); paired differences by task;
+    end reasons and errors; run-to-run spread over seeds; communication."""
+    from ..runs.report import Boot, ReportError, build_report, load_runs, print_report
 
     try:
-        runs = load_runs(list(run_dirs))
-        rep = build_report(runs, by=by)
+        runs = load_runs(list(run_dirs), judge=judge_label)
+        if judge_label and not any(r.cce or r.cce_incomplete for r in runs):
+            raise ReportError(f"no episode has a stored result of judge {judge_label!r} (cce/{judge_label}.json); "
+                              f"stored labels: {', '.join(_stored_labels(runs)) or 'none'}")
+        rep = build_report(runs, by=by, boot=Boot(reps=bootstrap_reps, seed=bootstrap_seed), judge=judge_label)
     except ReportError as e:
         raise click.ClickException(str(e)) from None
     if as_json:
@@ -458,6 +467,12 @@ def report_cmd(run_dirs: tuple[Path, ...], html_path: Path | None, by: str | Non
 
         write_html_report(runs, rep, html_path, max_episodes=max_viewer_episodes)
         make_console(stderr=as_json).print(f"HTML report: [bold]{html_path}[/]")
+
+
+def _stored_labels(runs: list[Any]) -> list[str]:
+    from ..cce.score import stored_labels
+
+    return sorted({label for run in runs for r in run.results for label in stored_labels(run.episode_dir(r.episode_id))})
 
 
 def _finite(value: Any) -> Any:

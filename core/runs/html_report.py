@@ -19,9 +19,13 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ..cce.graph import CCE_FILE, result_preview
+from urllib.parse import quote
+
+from ..cce.graph import result_preview
+from ..cce.graph import CCE_FILE
+from ..cce.score import read_stored
 from ..play.records import EndEvent, StartEvent, TickEvent, TurnEvent
-from .report import RunData, _num, _pct, _signed
+from .report import RunData, _nan, _num, _pct, _signed, config_label, team_size_bin
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 AGENT_COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#bfef45",
@@ -96,7 +100,8 @@ def _short(text: str, limit: int = RESULT_CHARS) -> str:
     return result_preview(text, limit)
 
 
-def viewer_episode(run: RunData, result: Any, with_map: bool = True) -> dict[str, Any] | None:
+def viewer_episode(run: RunData, result: Any, with_map: bool = True, with_run_label: bool = False
+                   ) -> dict[str, Any] | None:
     """What the viewer needs of one episode (None when its trajectory is missing)."""
     from ..play.trajectory import TRAJECTORY_FILE, read_events
 
@@ -124,10 +129,14 @@ def viewer_episode(run: RunData, result: Any, with_map: bool = True) -> dict[str
             st = ev.status
             if st is not None:
                 points.append((st.x, st.y))
+            chat = ev.effects.chat
             turns.append({
                 "r": ev.round, "a": idx, "step": ev.step, "tool": ev.tool, "args": _args_text(ev.arguments),
-                "ok": ev.ok, "err": ev.error, "res": _short(ev.result), "chat": ev.effects.chat.message
-                if ev.effects.chat else None, "infra": ev.infra_error, "think": _short(ev.thinking, 300),
+                "ok": ev.ok, "err": ev.error, "res": _short(ev.result), "chat": chat.message if chat else
+                ((ev.arguments or {}).get("message") if ev.tool in ("chat", "send_chat_message") else None),
+                "to": [index[r] for r in chat.recipients if r in index] if chat else [],
+                "infra": ev.infra_error, "think": _short(ev.thinking, 300), "target": ev.effects.target,
+                "kills": [k.instance for k in ev.effects.kills],
                 "s": None if st is None else [st.x, st.y, st.hp, st.max_hp, st.level, st.alive,
                                               [f"{i.get('key', i.get('name', '?'))}×{i.get('count', 1)}"
                                                for i in st.inventory]]})
@@ -136,39 +145,109 @@ def viewer_episode(run: RunData, result: Any, with_map: bool = True) -> dict[str
                 ticks.append({"r": ev.round, "lines": [_short(x, 160) for x in ev.lines[:8]],
                               "cp": ev.checkpoints_passed})
     end = next((e for e in events if isinstance(e, EndEvent)), None)
+    emap = map_image_b64(points) if with_map else None
     out: dict[str, Any] = {
         "id": result.episode_id, "run": run.label, "task": result.task_id, "category": result.category,
+        "config": config_label(run, result, with_run_label), "size": team_size_bin(result.n_agents),
         "framework": result.framework, "model": result.model, "variant": result.variant, "seed": result.seed,
         "success": result.success, "psr": result.psr, "message": result.message,
         "end": end.reason if end else result.end_reason, "rounds": max(result.rounds, end.rounds if end else 0),
         "max_rounds": start.max_rounds, "agents": agents, "turns": turns, "ticks": ticks,
         "checkpoints": [c.model_dump() for c in result.checkpoints],
-        "map": map_image_b64(points) if with_map else None, "cce": None,
+        "map": emap, "marks": map_marks(folder, turns, emap), "cce": None,
     }
-    cce_path = folder / CCE_FILE
-    if cce_path.is_file():
-        out["cce"] = _cce_graph(cce_path, index)
+    report = read_stored(folder / CCE_FILE)
+    if report is not None:
+        out["cce"] = _cce_graph(report, index)
     return out
 
 
-def _cce_graph(path: Path, index: dict[str, int]) -> dict[str, Any] | None:
+MAX_MARKS = 80
+
+
+def map_marks(folder: Path, turns: list[dict[str, Any]], emap: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Mobs inside the map crop (with the round each was killed) and the targets: the resource nodes and
+    mobs the agents' actions aimed at, and the places the task's verifier checks (``at_location``)."""
+    base = _world_base_image()
+    if base is None or emap is None:
+        return []
+    loaded = base[0]
+    x0, y0, x1, y1 = emap["x0"], emap["y0"], emap["x0"] + emap["w"], emap["y0"] + emap["h"]
+    killed: dict[str, int] = {}
+    aimed: set[str] = set()
+    for t in turns:
+        for inst in t["kills"]:
+            killed.setdefault(inst, t["r"])
+        if t["target"]:
+            aimed.add(str(t["target"]))
+    names = {m.key: m.name for m in loaded.data.mob_types}
+    marks: list[dict[str, Any]] = []
+    for m in loaded.mobs:
+        if x0 <= m.x < x1 and y0 <= m.y < y1:
+            marks.append({"kind": "mob", "x": m.x, "y": m.y, "label": names.get(m.type, m.type), "id": m.id,
+                          "dead": killed.get(m.id), "named": m.id in aimed})
+    for n in loaded.nodes:
+        if n.id in aimed:
+            marks.append({"kind": "target", "x": n.x, "y": n.y, "label": n.type, "id": n.id})
+    marks += _verifier_places(folder)
+    marks.sort(key=lambda mk: (mk["kind"] == "mob" and not mk.get("named"), mk["x"], mk["y"]))
+    return marks[:MAX_MARKS]
+
+
+def _verifier_places(folder: Path) -> list[dict[str, Any]]:
+    """``at_location`` checks of the episode's task (task.json): the places the team must reach."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        raw = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+        checks = (raw.get("verifier") or {}).get("checks") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    out = []
+    for c in checks:
+        if isinstance(c, dict) and c.get("check") == "at_location" and isinstance(c.get("x"), int) \
+                and isinstance(c.get("y"), int):
+            out.append({"kind": "target", "x": c["x"], "y": c["y"], "label": c.get("name") or "goal"})
+    return out
+
+
+def _cce_graph(data: Any, index: dict[str, int]) -> dict[str, Any]:
     nodes = []
-    for n in data.get("nodes", []):
-        if n.get("agent") not in index:
+    for n in data.nodes:
+        if n.agent not in index:
             continue
-        nodes.append({"id": n["id"], "r": n.get("round", 0), "a": index[n["agent"]], "tool": n.get("tool", ""),
-                      "action": _short(n.get("action", ""), 100), "c": bool(n.get("contributing")),
-                      "s": bool(n.get("success")), "chat": bool(n.get("is_chat"))})
+        nodes.append({"id": n.id, "r": n.round, "a": index[n.agent], "tool": n.tool,
+                      "action": _short(n.action, 100), "c": n.contributing, "s": n.success, "chat": n.is_chat})
     ids = {n["id"] for n in nodes}
-    edges = [{"s": e["source"], "t": e["target"], "k": e.get("kind", ""), "why": _short(e.get("reason", ""), 120)}
-             for e in data.get("edges", []) if e.get("source") in ids and e.get("target") in ids]
-    return {"cce": data.get("cce"), "judge": data.get("judge", ""), "method": data.get("method", ""),
-            "n_actions": data.get("n_actions"), "n_contributing": data.get("n_contributing"),
-            "pac": data.get("pac", {}), "nodes": nodes, "edges": edges}
+    edges = [{"s": e.source, "t": e.target, "k": e.kind, "why": _short(e.reason, 120)}
+             for e in data.edges if e.source in ids and e.target in ids]
+    return {"cce": data.cce, "judge": data.label or data.judge, "method": data.method, "complete": data.complete,
+            "failed_calls": data.failed_calls, "n_actions": data.n_actions, "n_contributing": data.n_contributing,
+            "pac": data.pac, "nodes": nodes, "edges": edges}
+
+
+def sample_episodes(runs: list[RunData], limit: int) -> list[tuple[RunData, Any]]:
+    """At most ``limit`` episodes spread across outcomes, tasks and configurations.
+
+    Episodes are grouped by (outcome, task, configuration); groups are visited round-robin (failures
+    first, so a grid where most episodes succeed still shows what failed), one episode per group per
+    round, in plan order within a group.
+    """
+    several = len(runs) > 1
+    groups: dict[tuple, list[tuple[RunData, Any]]] = {}
+    for run in runs:
+        for r in run.results:
+            key = (r.success, r.task_id, config_label(run, r, several))
+            groups.setdefault(key, []).append((run, r))
+    order = sorted(groups)  # False (failed) sorts before True
+    out: list[tuple[RunData, Any]] = []
+    depth = 0
+    while len(out) < limit and any(len(groups[k]) > depth for k in order):
+        for k in order:
+            if len(out) >= limit:
+                break
+            if len(groups[k]) > depth:
+                out.append(groups[k][depth])
+        depth += 1
+    return out
 
 
 # ---------------------------------------------------------------------- charts (SVG)
@@ -254,26 +333,51 @@ def _fmt_metric(m: dict[str, Any], kind: str) -> str:
     return _num(m)
 
 
+def filter_query(row: dict[str, Any], keys: list[str]) -> str:
+    """The viewer filter (``config=...&category=...``) a table row links to."""
+    names = {"group": "config", "category": "category", "team_size": "size", "task": "task"}
+    return "&".join(f"{names[k]}={quote(str(row[k]), safe='')}" for k in keys if k in row and k in names)
+
+
+def _fixed(x: Any, digits: int = 1) -> str:
+    return "-" if _nan(x) else f"{x:.{digits}f}"
+
+
+def _share(x: Any) -> str:
+    return "-" if _nan(x) else f"{100 * x:.1f}%"
+
+
+def _pp(x: Any) -> str:
+    return "-" if _nan(x) else f"{100 * x:.1f}"
+
+
 def write_html_report(runs: list[RunData], rep: dict[str, Any], path: str | Path, *,
                       max_episodes: int = 40, title: str | None = None) -> Path:
+    from ..cce.comms import DEFAULT_WINDOW
+
+    several = len(runs) > 1
     episodes = []
-    for run in runs:
-        for r in run.results:
-            if len(episodes) >= max_episodes:
-                break
-            ep = viewer_episode(run, r)
-            if ep is not None:
-                episodes.append(ep)
+    for run, r in sample_episodes(runs, max_episodes):
+        ep = viewer_episode(run, r, with_run_label=several)
+        if ep is not None:
+            episodes.append(ep)
+    catalog = [{"id": r.episode_id, "task": r.task_id, "config": config_label(run, r, several),
+                "success": r.success, "category": r.category or "(none)", "size": team_size_bin(r.n_agents)}
+               for run in runs for r in run.results]
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html", "j2"]))
     env.filters["metric"] = _fmt_metric
     env.filters["signed"] = _signed
+    env.filters["fixed"] = _fixed
+    env.filters["share"] = _share
+    env.filters["pp"] = _pp
+    env.globals["filter_query"] = filter_query
     template = env.get_template("report.html.j2")
-    data_json = json.dumps({"episodes": episodes}, separators=(",", ":"), default=str)
+    data_json = json.dumps({"episodes": episodes, "catalog": catalog}, separators=(",", ":"), default=str)
     data_json = data_json.replace("</", "<\\/")  # cannot close the <script> element early
     page = template.render(
         title=title or "AgentWorld report: " + ", ".join(r.label for r in runs), rep=rep,
         charts=charts(rep), data_json=data_json, n_episodes=len(episodes),
-        total_episodes=sum(len(r.results) for r in runs))
+        total_episodes=sum(len(r.results) for r in runs), comms_window=DEFAULT_WINDOW)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")

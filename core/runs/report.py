@@ -1,33 +1,31 @@
-"""Aggregate runs into the paper's tables, with 95% confidence intervals and paired comparisons.
+"""Aggregate runs into the paper's tables, with task-clustered intervals and paired task-level comparisons.
 
 - Table 2 shape: one row per configuration (run x framework x model x variant): SR, PSR, CCE, rounds,
-  chats, actions; then the same by task category and by team size.
+  chats, actions; then the same by task category and by team size; a task x configuration SR table.
 - Tables 3/4 shape: one row per protocol variant (baselines and ablations), next to the paper's figures.
-- Paired differences: configurations compared on the episodes they share (same task and seed).
+- Paired differences: each configuration against a baseline, paired by task (core/runs/stats.py).
+- What went wrong: end reasons, tool error kinds, infrastructure and harness errors per configuration.
+- Run-to-run variation over seeds, and the communication analysis (core/cce/comms.py).
 
-Intervals: Wilson score interval for SR (a proportion); Student's t interval for means (PSR, CCE, rounds,
-chats, actions) over episodes (tasks x trials). A paired difference gets a t interval over the per-pair
-differences, and for SR also McNemar's exact test on the discordant pairs.
+Intervals (docs/runs.md, "Statistics"): 95% percentile bootstrap over tasks (all episodes of a drawn task
+go together), seeded; paired differences get the same interval over tasks plus an exact sign test.
+CCE comes from one judge per episode: ``--judge LABEL`` picks ``cce/<LABEL>.json``; otherwise each
+episode's ``cce.json``. Incomplete judgings (failed judge calls) are never averaged: they are counted
+and warned about.
 """
 
 from __future__ import annotations
 
 import json
-import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..cce.graph import CCE_DIR, CCE_FILE
+from ..cce.score import INCOMPLETE_SUFFIX, read_stored
 from ..play.records import EpisodeResult
-
-Z95 = 1.959963984540054
-
-# Two-sided 95% Student t critical values (df -> t); between entries the next lower df is used (conservative).
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-        29: 2.045, 30: 2.042, 40: 2.021, 50: 2.009, 60: 2.000, 80: 1.990, 100: 1.984, 120: 1.980, 200: 1.972,
-        500: 1.965, 1000: 1.962}
+from . import stats
 
 # The paper's headline figures (docs/paper.md), for side-by-side tables.
 PAPER_MAIN = [  # model, SR %, PSR %, CCE
@@ -49,52 +47,24 @@ _ALIASES = {"noroles": "no_roles", "withoutroles": "no_roles", "norole": "no_rol
             "oraclecomm": "oracle_communication", "vanilla": "vanilla", "random": "random", "full": "full"}
 
 TEAM_SIZE_BINS = ((3, 5, "3-5"), (6, 10, "6-10"), (11, 20, "11-20"), (21, 10**9, "21+"))
+# EpisodeResult counters shown in the error table when present (later versions may add more)
+ERROR_COUNTERS = ("tool_errors", "no_calls", "refused_calls", "infra_errors", "harness_errors")
 
 
 class ReportError(ValueError):
     """A run folder that cannot be reported (the message says which and why)."""
 
 
-# ---------------------------------------------------------------------- statistics
-def t95(df: int) -> float:
-    if df <= 0:
-        return float("nan")
-    keys = [k for k in _T95 if k <= df]
-    return _T95[max(keys)] if df <= 1000 else Z95
+@dataclass(frozen=True)
+class Boot:
+    """How intervals are computed (recorded in the report)."""
 
+    reps: int = stats.DEFAULT_REPS
+    seed: int = stats.DEFAULT_SEED
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (well behaved at 0 and 1 and for small n)."""
-    if n == 0:
-        return (float("nan"), float("nan"))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean and Student t 95% interval (a single value gives an interval of NaN: no spread to estimate)."""
-    n = len(values)
-    if n == 0:
-        return (float("nan"),) * 3
-    m = sum(values) / n
-    if n == 1:
-        return (m, float("nan"), float("nan"))
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    half = t95(n - 1) * sd / math.sqrt(n)
-    return (m, m - half, m + half)
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for b and c discordant pairs (binomial test at 1/2)."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+    def describe(self) -> dict[str, Any]:
+        return {"method": "percentile bootstrap over tasks (task-clustered)", "level": stats.LEVEL,
+                "reps": self.reps, "seed": self.seed, "paired_test": "exact sign test over tasks"}
 
 
 # ---------------------------------------------------------------------- loading
@@ -104,29 +74,49 @@ class RunData:
     label: str
     manifest: dict[str, Any]
     results: list[EpisodeResult]
-    cce: dict[str, float] = field(default_factory=dict)  # episode id -> CCE (episodes with a cce.json)
-    errored: int = 0  # episodes recorded with an infrastructure error (left out of the tables)
+    errored_results: list[EpisodeResult] = field(default_factory=list)  # infrastructure errors: left out
     failed: int = 0  # of those, episodes failed for good (the same error max_attempts times; not retried)
     damaged: int = 0  # recorded episodes whose files are damaged (left out of the tables; resume reruns them)
     problems: list[str] = field(default_factory=list)  # what is damaged, each naming the file
+    cce: dict[str, float] = field(default_factory=dict)  # episode id -> CCE of a complete judging
+    cce_judge: dict[str, str] = field(default_factory=dict)  # episode id -> the judge label it comes from
+    cce_incomplete: dict[str, str] = field(default_factory=dict)  # episode id -> label of an incomplete judging
+    cce_other_incomplete: Counter = field(default_factory=Counter)  # label -> episodes (judges not shown)
+
+    @property
+    def errored(self) -> int:
+        return len(self.errored_results)
 
     def episode_dir(self, eid: str) -> Path:
         return self.path / "episodes" / eid
 
 
-def _read_cce(path: Path) -> float | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        value = data.get("cce")
-        return float(value) if value is not None else None
-    except (OSError, ValueError, TypeError, AttributeError):
-        return None
+def _load_cce(run: RunData, judge: str | None) -> None:
+    for r in run.results:
+        folder = run.episode_dir(r.episode_id)
+        chosen = read_stored(folder / (f"{CCE_DIR}/{judge}.json" if judge else CCE_FILE))
+        if chosen is not None:
+            if chosen.complete and chosen.cce is not None:
+                run.cce[r.episode_id] = chosen.cce
+                run.cce_judge[r.episode_id] = chosen.label or judge or chosen.judge
+            else:
+                run.cce_incomplete[r.episode_id] = chosen.label or judge or chosen.judge
+        per_judge = folder / CCE_DIR
+        if per_judge.is_dir():
+            for p in per_judge.glob("*.json"):
+                if p.stem == judge or p.stem.endswith(INCOMPLETE_SUFFIX):
+                    continue
+                other = read_stored(p)
+                if other is not None and not other.complete and run.cce_judge.get(r.episode_id) != p.stem:
+                    run.cce_other_incomplete[p.stem] += 1
 
 
-def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
-    """Read run folders for reporting. Every recorded episode's files are checked (runs/integrity.py): a damaged
-    one is left out of the tables and named in ``RunData.problems``, as is a damaged line of results.jsonl;
-    a damaged manifest is a ReportError naming the file."""
+def load_runs(paths: Iterable[str | Path], judge: str | None = None) -> list[RunData]:
+    """Read run folders for reporting (CCE from ``judge``'s stored results, else each episode's cce.json).
+
+    Every recorded episode's files are checked (runs/integrity.py): a damaged one is left out of the tables
+    and named in ``RunData.problems``, as is a damaged line of results.jsonl; a damaged manifest is a
+    ReportError naming the file."""
     from .integrity import episode_problem
     from .runner import MANIFEST, RESULTS, damaged_manifest, given_up, needs_retry, read_results_file
 
@@ -147,9 +137,10 @@ def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
         problems: list[str] = []
         everything = read_results_file(path / RESULTS, problems)
         gave_up = given_up(manifest)
-        results, damaged = [], 0
+        results, errored, damaged = [], [], 0
         for r in everything:
             if needs_retry(r):
+                errored.append(r)
                 if r.episode_id in gave_up:
                     problems.append(f"episode {r.episode_id} failed for good after {gave_up[r.episode_id]['attempts']} "
                                     f"identical errors: {r.message[:160]}")
@@ -166,14 +157,9 @@ def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
             label = f"{base}#{k}"
             k += 1
         labels.add(label)
-        errored = sum(1 for r in everything if needs_retry(r))
-        run = RunData(path=path, label=label, manifest=manifest, results=results, errored=errored,
-                      failed=sum(1 for r in everything if needs_retry(r) and r.episode_id in gave_up),
-                      damaged=damaged, problems=problems)
-        for r in results:
-            value = _read_cce(run.episode_dir(r.episode_id) / "cce.json")
-            if value is not None:
-                run.cce[r.episode_id] = value
+        run = RunData(path=path, label=label, manifest=manifest, results=results, errored_results=errored,
+                      failed=sum(1 for r in errored if r.episode_id in gave_up), damaged=damaged, problems=problems)
+        _load_cce(run, judge)
         runs.append(run)
     return runs
 
@@ -188,9 +174,12 @@ class Row:
 
     @property
     def config(self) -> str:
-        r = self.result
-        parts = ([self.run.label] if self.with_run_label else []) + [r.framework] + ([r.model] if r.model else [])
-        return " · ".join(parts + [r.variant])
+        return config_label(self.run, self.result, self.with_run_label)
+
+
+def config_label(run: RunData, r: EpisodeResult, with_run_label: bool) -> str:
+    parts = ([run.label] if with_run_label else []) + [r.framework] + ([r.model] if r.model else [])
+    return " · ".join(parts + [r.variant])
 
 
 def team_size_bin(n: int) -> str:
@@ -200,27 +189,35 @@ def team_size_bin(n: int) -> str:
     return f"{n}"
 
 
-def _clamped(values: list[float], lo: float = 0.0, hi: float = float("inf")) -> dict[str, float]:
-    """Mean and t interval, clipped to the metric's range (a share cannot leave [0, 1])."""
-    m, a, b = mean_ci(values)
-    return {"mean": m, "lo": a if a != a else max(lo, a), "hi": b if b != b else min(hi, b)}
+METRICS: tuple[tuple[str, Any, float, float], ...] = (  # name, getter, lower and upper bound of the metric
+    ("sr", lambda r: float(r.result.success), 0.0, 1.0),
+    ("psr", lambda r: r.result.psr, 0.0, 1.0),
+    ("rounds", lambda r: float(r.result.rounds), 0.0, float("inf")),
+    ("chats", lambda r: float(r.result.chats), 0.0, float("inf")),
+    ("actions", lambda r: float(r.result.actions), 0.0, float("inf")),
+    ("tokens", lambda r: float(r.result.tokens_in + r.result.tokens_out), 0.0, float("inf")),
+    ("cost_usd", lambda r: r.result.cost_usd, 0.0, float("inf")),
+)
 
 
-def metrics(rows: list[Row]) -> dict[str, Any]:
-    """SR, PSR, CCE, rounds, chats, actions (and usage) of a set of episodes, each with a 95% interval."""
-    n = len(rows)
-    succ = sum(r.result.success for r in rows)
-    lo, hi = wilson(succ, n)
-    out: dict[str, Any] = {"n": n, "tasks": len({r.result.task_id for r in rows}),
-                           "sr": {"mean": succ / n if n else float("nan"), "lo": lo, "hi": hi}}
-    out["psr"] = _clamped([r.result.psr for r in rows], 0.0, 1.0)
-    for name, getter in (("rounds", lambda r: r.result.rounds), ("chats", lambda r: r.result.chats),
-                         ("actions", lambda r: r.result.actions),
-                         ("tokens", lambda r: r.result.tokens_in + r.result.tokens_out),
-                         ("cost_usd", lambda r: r.result.cost_usd)):
-        out[name] = _clamped([float(getter(r)) for r in rows])
-    cces = [r.cce for r in rows if r.cce is not None]
-    out["cce"] = {**_clamped(cces, 0.0, 1.0), "n": len(cces)}
+def _by_task(rows: list[Row], getter) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for r in rows:
+        out.setdefault(r.result.task_id, []).append(getter(r))
+    return out
+
+
+def metrics(rows: list[Row], boot: Boot = Boot()) -> dict[str, Any]:
+    """SR, PSR, CCE, rounds, chats, actions (and usage) of a set of episodes, each with its 95% interval
+    over tasks."""
+    out: dict[str, Any] = {"n": len(rows), "tasks": len({r.result.task_id for r in rows}),
+                           "successes": sum(r.result.success for r in rows)}
+    for name, getter, lo, hi in METRICS:
+        out[name] = stats.cluster_bootstrap(_by_task(rows, getter), reps=boot.reps, seed=boot.seed,
+                                            lo=lo, hi=hi).as_dict()
+    judged = [r for r in rows if r.cce is not None]
+    out["cce"] = {**stats.cluster_bootstrap(_by_task(judged, lambda r: r.cce), reps=boot.reps, seed=boot.seed,
+                                            lo=0.0, hi=1.0).as_dict(), "n": len(judged)}
     return out
 
 
@@ -237,32 +234,137 @@ def canonical_variant(name: str, framework: str = "") -> str | None:
     return _ALIASES.get(name.lower().replace("_", "").replace("-", "").replace(" ", ""))
 
 
-def paired(rows_a: list[Row], rows_b: list[Row]) -> dict[str, Any]:
-    """B minus A on the episodes both have (same task and seed)."""
-    a = {(r.result.task_id, r.result.seed): r for r in rows_a}
-    b = {(r.result.task_id, r.result.seed): r for r in rows_b}
-    keys = sorted(set(a) & set(b))
-    out: dict[str, Any] = {"pairs": len(keys)}
-    if not keys:
+def paired(rows_a: list[Row], rows_b: list[Row], boot: Boot = Boot()) -> dict[str, Any]:
+    """B minus A, paired by task (and by seed within a task); see stats.paired_by_task."""
+    def table(rows: list[Row], getter) -> dict[str, dict[int, float]]:
+        out: dict[str, dict[int, float]] = {}
+        for r in rows:
+            value = getter(r)
+            if value is not None:
+                out.setdefault(r.result.task_id, {})[r.result.seed] = value
         return out
-    for name, getter in (("sr", lambda r: float(r.result.success)), ("psr", lambda r: r.result.psr),
-                         ("rounds", lambda r: float(r.result.rounds)), ("actions", lambda r: float(r.result.actions)),
-                         ("chats", lambda r: float(r.result.chats))):
-        m, lo, hi = mean_ci([getter(b[k]) - getter(a[k]) for k in keys])
-        out[name] = {"mean": m, "lo": lo, "hi": hi}
-    cce_keys = [k for k in keys if a[k].cce is not None and b[k].cce is not None]
-    if cce_keys:
-        m, lo, hi = mean_ci([b[k].cce - a[k].cce for k in cce_keys])
-        out["cce"] = {"mean": m, "lo": lo, "hi": hi, "pairs": len(cce_keys)}
-    only_b = sum(1 for k in keys if b[k].result.success and not a[k].result.success)
-    only_a = sum(1 for k in keys if a[k].result.success and not b[k].result.success)
-    out["mcnemar"] = {"b_only": only_b, "a_only": only_a, "p": mcnemar_exact(only_a, only_b)}
+
+    getters = [(name, g) for name, g, _, _ in METRICS if name in ("sr", "psr", "rounds", "chats", "actions")]
+    getters.append(("cce", lambda r: r.cce))
+    out: dict[str, Any] = {}
+    for name, g in getters:
+        res = stats.paired_by_task(table(rows_a, g), table(rows_b, g), reps=boot.reps, seed=boot.seed)
+        if name == "sr":
+            out["tasks"], out["pairs"] = res["tasks"], res["pairs"]
+        if res["tasks"]:
+            out[name] = {**res["diff"], "p": res["p"], "b_better": res["b_better"], "a_better": res["a_better"],
+                         "ties": res["ties"], "tasks": res["tasks"], "pairs": res["pairs"]}
     return out
 
 
-def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
-    """Everything the terminal and HTML reports show, as plain data (JSON-serialisable)."""
-    rows = [Row(run, r, run.cce.get(r.episode_id), len(runs) > 1) for run in runs for r in run.results]
+def per_task_table(configs: dict[str, list[Row]]) -> dict[str, Any]:
+    """SR of every task under every configuration (cells: successes / episodes)."""
+    tasks = sorted({r.result.task_id for rows in configs.values() for r in rows})
+    out = []
+    for t in tasks:
+        cells = {}
+        for cfg, rows in configs.items():
+            mine = [r for r in rows if r.result.task_id == t]
+            if mine:
+                cells[cfg] = {"n": len(mine), "successes": sum(r.result.success for r in mine),
+                              "psr": sum(r.result.psr for r in mine) / len(mine)}
+        out.append({"task": t, "cells": cells})
+    return {"configs": list(configs), "rows": out}
+
+
+def seed_table(configs: dict[str, list[Row]]) -> list[dict[str, Any]]:
+    """Run-to-run variation over seeds, for configurations with two or more seeds."""
+    out = []
+    for cfg, rows in configs.items():
+        if len({r.result.seed for r in rows}) < 2:
+            continue
+        sr = stats.seed_spread((r.result.task_id, r.result.seed, float(r.result.success)) for r in rows)
+        psr = stats.seed_spread((r.result.task_id, r.result.seed, r.result.psr) for r in rows)
+        out.append({"group": cfg, "seeds": list(sr["per_seed"]), "sr_per_seed": list(sr["per_seed"].values()),
+                    "sr_between_seed_sd": sr["between_seed_sd"], "sr_within_task_sd": sr["within_task_sd"],
+                    "psr_between_seed_sd": psr["between_seed_sd"], "psr_within_task_sd": psr["within_task_sd"],
+                    "tasks_with_seeds": len(sr["per_task"]),
+                    "unstable_tasks": sorted(t for t, x in sr["per_task"].items() if 0 < x["mean"] < 1)})
+    return out
+
+
+def _episode_facts(run: RunData, r: EpisodeResult, known_items: dict[str, set[str]]) -> tuple[Counter, Any]:
+    """Tool error kinds and the communication analysis of one episode (empty without a trajectory)."""
+    from ..cce.comms import _known_items, analyze_episode
+    from ..cce.graph import EpisodeError, load_episode
+
+    folder = run.episode_dir(r.episode_id)
+    try:
+        ep = load_episode(folder, with_task=False)
+    except (EpisodeError, OSError):
+        return Counter(), None
+    if "items" not in known_items:  # the data pack's item keys, loaded once and only when needed
+        known_items["items"] = _known_items()
+    kinds = Counter(t.error for t in ep.turns if t.error and t.error not in ("infra", "no_call"))
+    return kinds, analyze_episode(ep, known_items=known_items["items"])
+
+
+def error_table(runs: list[RunData], with_run_label: bool) -> tuple[list[dict[str, Any]], dict[str, list]]:
+    """Per configuration: end reasons, tool error kinds and error counters, over every recorded episode
+    (errored ones included); plus, per configuration, the episodes' communication analyses."""
+    groups: dict[str, dict[str, Any]] = {}
+    comms: dict[str, list] = {}
+    known: dict[str, set[str]] = {}
+    for run in runs:
+        errored = {r.episode_id for r in run.errored_results}
+        for r in [*run.results, *run.errored_results]:
+            cfg = config_label(run, r, with_run_label)
+            g = groups.setdefault(cfg, {"group": cfg, "episodes": 0, "errored_episodes": 0,
+                                        "end_reasons": Counter(), "tool_error_kinds": Counter(),
+                                        **{c: 0 for c in ERROR_COUNTERS}})
+            g["episodes"] += 1
+            g["errored_episodes"] += r.episode_id in errored
+            g["end_reasons"][r.end_reason] += 1
+            for c in ERROR_COUNTERS:
+                g[c] += int(getattr(r, c, 0) or 0)
+            kinds, ec = _episode_facts(run, r, known)
+            g["tool_error_kinds"].update(kinds)
+            if ec is not None and r.episode_id not in errored:
+                comms.setdefault(cfg, []).append(ec)
+    rows = []
+    for g in groups.values():
+        rows.append({**g, "end_reasons": dict(g["end_reasons"].most_common()),
+                     "tool_error_kinds": dict(g["tool_error_kinds"].most_common())})
+    return rows, comms
+
+
+def cce_summary(runs: list[RunData], judge: str | None) -> dict[str, Any]:
+    """Which judge each CCE comes from, and warnings for incomplete or mixed judgings."""
+    sources: Counter = Counter()
+    incomplete: Counter = Counter()
+    others: Counter = Counter()
+    for run in runs:
+        sources.update(run.cce_judge.values())
+        incomplete.update(run.cce_incomplete.values())
+        others.update(run.cce_other_incomplete)
+    warnings = []
+    for label, n in sorted(incomplete.items()):
+        warnings.append(f"judge {label}: {n} episode(s) incomplete (failed judge calls): left out of CCE, not "
+                        f"counted as 0; re-score them: agentworld cce RUN_DIR --judge ... --label {label}")
+    for label, n in sorted(others.items()):
+        warnings.append(f"judge {label}: {n} episode(s) have an incomplete judging (not shown here)")
+    if len(sources) > 1:
+        warnings.append("CCE mixes judges (" + ", ".join(f"{k}: {v}" for k, v in sources.most_common())
+                        + "); pick one with --judge LABEL")
+    return {"judge": judge, "sources": dict(sources.most_common()), "incomplete": dict(incomplete),
+            "warnings": warnings}
+
+
+def build_report(runs: list[RunData], by: str | None = None, boot: Boot = Boot(),
+                 judge: str | None = None, details: bool = True) -> dict[str, Any]:
+    """Everything the terminal and HTML reports show, as plain data (JSON-serialisable).
+
+    ``details=False`` leaves out what needs every trajectory read (errors, communication) and the tables
+    the end-of-run summary does not print."""
+    from ..cce.comms import summarize
+
+    several = len(runs) > 1
+    rows = [Row(run, r, run.cce.get(r.episode_id), several) for run in runs for r in run.results]
     if not rows:
         raise ReportError("no finished episodes in " + ", ".join(str(r.path) for r in runs)
                           + " (errored ones are left out: `agentworld run --resume` retries them)")
@@ -272,47 +374,50 @@ def build_report(runs: list[RunData], by: str | None = None) -> dict[str, Any]:
         by = "variant" if len(variants) > 1 and len({(r.run.label, r.result.framework, r.result.model)
                                                      for r in rows if r.result.framework != "random"}) <= 1 \
             else "config"
+    errors, comms = error_table(runs, several) if details else ([], {})
     report: dict[str, Any] = {
         "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.results), "errored": r.errored,
                   "failed": r.failed, "damaged": r.damaged, "problems": list(r.problems),
                   "planned": len(r.manifest.get("episodes", [])) or len(r.results),
                   "status": r.manifest.get("status"), "stop_reason": r.manifest.get("stop_reason"),
                   "agentworld": (r.manifest.get("environment") or {}).get("agentworld"),
-                  "git": ((r.manifest.get("environment") or {}).get("git") or {}).get("commit")} for r in runs],
+                  "git": ((r.manifest.get("environment") or {}).get("git") or {}).get("commit"),
+                  "source": (r.manifest.get("environment") or {}).get("source")} for r in runs],
         "by": by,
+        "stats": boot.describe(),
+        "cce": cce_summary(runs, judge),
         "has_cce": any(r.cce is not None for r in rows),
         "has_usage": any(r.result.tokens_in or r.result.tokens_out or r.result.cost_usd for r in rows),
-        "overall": [{"group": k, **metrics(v)} for k, v in configs.items()],
+        "overall": [{"group": k, **metrics(v, boot)} for k, v in configs.items()],
         "by_category": [], "by_team_size": [], "variants": [], "paired": [],
+        "per_task": per_task_table(configs) if details else {"configs": [], "rows": []},
+        "errors": errors,
+        "seeds": seed_table(configs) if details else [],
+        "comms": [{"group": k, **summarize(v)} for k, v in comms.items()],
         "paper_main": [{"model": m, "sr": sr, "psr": psr, "cce": cce} for m, sr, psr, cce in PAPER_MAIN],
     }
-    for cfg, crow in configs.items():
+    for cfg, crow in (configs.items() if details else ()):
         for cat, cat_rows in sorted(_group(crow, lambda r: r.result.category or "(none)").items()):
-            report["by_category"].append({"group": cfg, "category": cat, **metrics(cat_rows)})
+            report["by_category"].append({"group": cfg, "category": cat, **metrics(cat_rows, boot)})
         bins = _group(crow, lambda r: team_size_bin(r.result.n_agents))
         order = [b[2] for b in TEAM_SIZE_BINS]
         for size in sorted(bins, key=lambda s: order.index(s) if s in order else 99):
-            report["by_team_size"].append({"group": cfg, "team_size": size, **metrics(bins[size])})
+            report["by_team_size"].append({"group": cfg, "team_size": size, **metrics(bins[size], boot)})
     report["not_applicable"] = not_applicable(runs)
     na_tasks = _group_na(report["not_applicable"])
     if len(variants) > 1 or by == "variant":
         for name in [*variants, *(v for v in na_tasks if v not in variants)]:  # a variant n/a everywhere: a row too
             canon = canonical_variant(name)
             report["variants"].append({
-                "variant": name, **metrics(variants.get(name, [])), "na": len(na_tasks.get(name, ())),
+                "variant": name, **metrics(variants.get(name, []), boot), "na": len(na_tasks.get(name, ())),
                 "paper_baseline_sr": PAPER_BASELINES.get(canon or ""),
                 "paper_ablation_sr": PAPER_ABLATIONS.get(canon or "")})
     keys = list(configs)
     if len(keys) > 1:
-        base = keys[0]
-        # Against the first configuration (vanilla when present: the baseline of Tables 3/4).
-        for k in keys:
-            if k.endswith("vanilla"):
-                base = k
-                break
+        base = next((k for k in keys if k.endswith("vanilla")), keys[0])  # the baseline of Tables 3/4
         for k in keys:
             if k != base:
-                report["paired"].append({"a": base, "b": k, **paired(configs[base], configs[k])})
+                report["paired"].append({"a": base, "b": k, **paired(configs[base], configs[k], boot)})
     return report
 
 
@@ -347,11 +452,15 @@ def not_applicable_dedup(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------- terminal output
+def _nan(x: Any) -> bool:
+    return x is None or x != x
+
+
 def _num(m: dict[str, Any], digits: int = 1, scale: float = 1.0) -> str:
-    """``mean [lo, hi]`` (NaN, i.e. no episodes or no spread, drops the value or the interval)."""
-    if m["mean"] != m["mean"]:
+    """``mean [lo, hi]`` (NaN, i.e. no episodes or a single task, drops the value or the interval)."""
+    if _nan(m.get("mean")):
         return "-"
-    if m["lo"] != m["lo"]:
+    if _nan(m.get("lo")):
         return f"{scale * m['mean']:.{digits}f}"
     return f"{scale * m['mean']:.{digits}f} [{scale * m['lo']:.{digits}f}, {scale * m['hi']:.{digits}f}]"
 
@@ -361,10 +470,14 @@ def _pct(m: dict[str, Any]) -> str:
 
 
 def _signed(m: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -> str:
-    if not m or m["mean"] != m["mean"]:
+    if not m or _nan(m.get("mean")):
         return "-"
-    ci = "" if m["lo"] != m["lo"] else f" [{scale * m['lo']:+.{digits}f}, {scale * m['hi']:+.{digits}f}]"
+    ci = "" if _nan(m.get("lo")) else f" [{scale * m['lo']:+.{digits}f}, {scale * m['hi']:+.{digits}f}]"
     return f"{scale * m['mean']:+.{digits}f}{ci}"
+
+
+def _share(x: float | None) -> str:
+    return "-" if _nan(x) else f"{100 * x:.1f}%"
 
 
 def usage_columns(rep: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -382,19 +495,21 @@ def metric_table(title: str, rows: list[dict[str, Any]], first: list[tuple[str, 
     for _, head in first:
         t.add_column(head)
     t.add_column("n", justify="right")
+    t.add_column("tasks", justify="right")
     t.add_column("SR % [95% CI]", justify="right")
     t.add_column("PSR % [95% CI]", justify="right")
     if has_cce:
-        t.add_column("CCE [95% CI]", justify="right")
+        t.add_column("CCE [95% CI] (judged)", justify="right")
     t.add_column("rounds", justify="right")
     t.add_column("chats", justify="right")
     t.add_column("actions", justify="right")
     for head, _ in extra:
         t.add_column(head, justify="right")
     for row in rows:
-        cells = [str(row[k]) for k, _ in first] + [str(row["n"]), _pct(row["sr"]), _pct(row["psr"])]
+        cells = [str(row[k]) for k, _ in first] + [str(row["n"]), str(row["tasks"]), _pct(row["sr"]),
+                                                   _pct(row["psr"])]
         if has_cce:
-            cells.append(_num(row["cce"], 3) if row["cce"]["n"] else "-")
+            cells.append(f"{_num(row['cce'], 3)} ({row['cce']['n']})" if row["cce"]["n"] else "-")
         cells += [_num(row["rounds"]), _num(row["chats"]), _num(row["actions"])]
         if not row["n"] and row.get("na"):  # a variant that applies to none of the tasks: n/a, never 0 %
             cells = cells[:len(first) + 1] + ["n/a"] * (len(cells) - len(first) - 1)
@@ -405,9 +520,13 @@ def metric_table(title: str, rows: list[dict[str, Any]], first: list[tuple[str, 
 
 def print_summary(runs: list[RunData], console: Any) -> None:
     """The short table printed at the end of `agentworld run`."""
-    rep = build_report(runs, by="config")
+    rep = build_report(runs, by="config", details=False)
     console.print(metric_table("Results", rep["overall"], [("group", "configuration")], rep["has_cce"],
                                extra=usage_columns(rep)))
+
+
+def _counts(d: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in d.items()) or "-"
 
 
 def print_report(rep: dict[str, Any], console: Any) -> None:
@@ -427,13 +546,30 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
                       f" · status {r['status']}{extra}")
         for text in r.get("problems", []):
             console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+    st = rep["stats"]
+    console.print(f"[dim]Intervals: 95% {st['method']}, {st['reps']} resamples, seed {st['seed']}; "
+                  f"paired: {st['paired_test']}. A single task gives no interval.[/]")
     cce = rep["has_cce"]
+    if rep["cce"]["sources"]:
+        console.print("CCE from judge " + ", ".join(f"[bold]{k}[/] ({v} episodes)"
+                                                     for k, v in rep["cce"]["sources"].items()))
+    for w in rep["cce"]["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}")
     console.print(metric_table("Table 2 shape: overall", rep["overall"], [("group", "configuration")], cce,
                                extra=usage_columns(rep)))
     console.print(metric_table("By category", rep["by_category"],
                                [("group", "configuration"), ("category", "category")], cce))
     console.print(metric_table("By team size", rep["by_team_size"],
                                [("group", "configuration"), ("team_size", "agents")], cce))
+    pt = rep["per_task"]
+    t = Table(title="SR per task (successes/episodes)", title_justify="left", header_style="bold")
+    t.add_column("task")
+    for c in pt["configs"]:
+        t.add_column(c, justify="right")
+    for row in pt["rows"]:
+        t.add_row(row["task"], *(f"{row['cells'][c]['successes']}/{row['cells'][c]['n']}" if c in row["cells"]
+                                 else "-" for c in pt["configs"]))
+    console.print(t)
     if rep["variants"]:
         def paper_ref(row: dict[str, Any]) -> str:
             return " / ".join(f"{v:.1f}" if v is not None else "-"
@@ -446,21 +582,65 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
     if rep.get("not_applicable"):
         print_not_applicable(rep["not_applicable"], console)
     if rep["paired"]:
-        t = Table(title="Paired differences (B − A) on shared task+seed, 95% CI", title_justify="left",
+        t = Table(title="Paired differences (B − A) by task, 95% CI; sign test over tasks", title_justify="left",
                   header_style="bold")
-        for head in ("A", "B", "pairs", "ΔSR pp", "ΔPSR pp", "ΔCCE", "Δrounds", "Δactions", "McNemar p"):
+        for head in ("A", "B", "tasks", "ΔSR pp", "B/A/tie", "sign p", "ΔPSR pp", "ΔCCE", "Δrounds", "Δactions"):
             t.add_column(head, justify="right" if head not in ("A", "B") else "left")
         for p in rep["paired"]:
-            if not p["pairs"]:
-                t.add_row(p["a"], p["b"], "0", *(["-"] * 6))
+            if not p.get("tasks"):
+                t.add_row(p["a"], p["b"], "0", *(["-"] * 7))
                 continue
-            t.add_row(p["a"], p["b"], str(p["pairs"]), _signed(p["sr"], 100), _signed(p["psr"], 100),
-                      _signed(p.get("cce"), 1, 3), _signed(p["rounds"]), _signed(p["actions"]),
-                      f"{p['mcnemar']['p']:.3g}")
+            sr = p["sr"]
+            t.add_row(p["a"], p["b"], str(p["tasks"]), _signed(sr, 100), f"{sr['b_better']}/{sr['a_better']}/{sr['ties']}",
+                      f"{sr['p']:.3g}", _signed(p.get("psr"), 100), _signed(p.get("cce"), 1, 3),
+                      _signed(p.get("rounds")), _signed(p.get("actions")))
         console.print(t)
+    t = Table(title="What happened: end reasons, tool error kinds, errors (all recorded episodes)",
+              title_justify="left", header_style="bold")
+    for head in ("configuration", "episodes", "end reasons", "tool error kinds", "no call", "refused",
+                 "infra errors", "harness errors", "errored episodes"):
+        t.add_column(head, justify="left" if head in ("configuration", "end reasons", "tool error kinds") else "right")
+    for e in rep["errors"]:
+        t.add_row(e["group"], str(e["episodes"]), _counts(e["end_reasons"]), _counts(e["tool_error_kinds"]),
+                  str(e["no_calls"]), str(e["refused_calls"]), str(e["infra_errors"]), str(e["harness_errors"]),
+                  str(e["errored_episodes"]))
+    console.print(t)
+    if rep["seeds"]:
+        t = Table(title="Run to run: SR of each seed over all tasks, SD over seeds, mean SD within a task",
+                  title_justify="left", header_style="bold")
+        for head in ("configuration", "seeds", "SR % per seed", "SD pp", "within-task SD pp", "tasks that vary"):
+            t.add_column(head, justify="left" if head == "configuration" else "right")
+        for s in rep["seeds"]:
+            t.add_row(s["group"], str(len(s["seeds"])), " ".join(f"{100 * v:.0f}" for v in s["sr_per_seed"]),
+                      _num({"mean": s["sr_between_seed_sd"], "lo": None}, 1, 100),
+                      _num({"mean": s["sr_within_task_sd"], "lo": None}, 1, 100), str(len(s["unstable_tasks"])))
+        console.print(t)
+    if rep["comms"]:
+        console.print(comms_table("Communication", rep["comms"], "group", "configuration"))
     t = Table(title="Paper, main set (docs/paper.md)", title_justify="left", header_style="dim")
     for head in ("model", "SR %", "PSR %", "CCE"):
         t.add_column(head)
     for p in rep["paper_main"]:
         t.add_row(p["model"], f"{p['sr']:.1f}", f"{p['psr']:.1f}", f"{p['cce']:.3f}")
     console.print(t)
+
+
+def comms_table(title: str, rows: list[dict[str, Any]], key: str, head: str, extra_key: str | None = None) -> Any:
+    """The communication table (core/cce/comms.py summarize rows)."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", header_style="bold")
+    t.add_column(head)
+    if extra_key:
+        t.add_column(extra_key)
+    for h in ("episodes", "SR", "chats/episode", "first chat round", "chat share", "chat share (failed)",
+              "not acted on", "undelivered"):
+        t.add_column(h, justify="right")
+    for c in rows:
+        first = "-" if _nan(c["first_chat_round"]) else f"{c['first_chat_round']:.1f}"
+        t.add_row(str(c[key]), *([str(c.get(extra_key, ""))] if extra_key else []), str(c["episodes"]),
+                  f"{c['success']}/{c['episodes']}",
+                  "-" if _nan(c["chats_per_episode"]) else f"{c['chats_per_episode']:.1f}", first,
+                  _share(c["chat_share"]), _share(c["chat_share_failed"]),
+                  f"{c['unfollowed']} ({_share(c['unfollowed_share'])})", str(c["undelivered"]))
+    return t
