@@ -32,6 +32,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.cli.cce",
     "agentworld.core.cli.runs",
     "agentworld.core.cli.prove",
+    "agentworld.core.cli.analyze",
 )
 
 

@@ -34,8 +34,8 @@ from pydantic import BaseModel, Field
 from ..play.records import TurnEvent
 from ..world.tools import CHAT_TOOLS
 from .graph import EpisodeData, JudgeCall, action_id, file_safe
-from .grounded import _message_coords, _message_words, _rule_match
-from .judges import Asker
+from .grounded import WorldFacts, _message_coords, _message_words, _rule_match
+from .judges import Asker, message_class_rule  # noqa: F401 - the offline classifier, re-exported
 
 COMMS_DIR = "comms"  # per episode: comms/<judge label>.json holds that judge's message classes
 DEFAULT_WINDOW = 3
@@ -159,6 +159,17 @@ def _known_items() -> set[str]:
         return set()
 
 
+_PLACES: list | None = None
+
+
+def _places() -> list:
+    """Landmarks as (names a message may use, x, y, radius), from the data pack (loaded once)."""
+    global _PLACES
+    if _PLACES is None:
+        _PLACES = WorldFacts().places()
+    return _PLACES
+
+
 def analyze_episode(ep: EpisodeData, *, window: int = DEFAULT_WINDOW, known_items: set[str] | None = None) -> EpisodeComms:
     """Messages of one episode with their recipients, follow-ups and the facts a classifier is shown."""
     known = _known_items() if known_items is None else known_items
@@ -207,6 +218,9 @@ def _follow_ups(ep: EpisodeData, chat: TurnEvent, m: Message, window: int) -> li
     if not m.delivered or not m.recipients:
         return []
     words, coords = _message_words(m.text), _message_coords(m.text)
+    text = m.text.lower()
+    # a landmark the message names counts as its coordinates (within the landmark's radius), as in grounded CCE
+    coords += [(x, y, r) for names, x, y, r in _places() if any(n in words or n in text for n in names if n)]
     recipients = set(m.recipients)
     out = []
     for t in ep.turns:
@@ -383,30 +397,6 @@ def classify(ep: EpisodeData, ec: EpisodeComms, asker: Asker, taxonomy: dict[str
                        labels=[labels[m.id] for m in ec.messages if m.id in labels], unlabelled=unlabelled,
                        calls=asker.calls, failed_calls=failed, notes=notes,
                        created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-
-
-def classify_from_facts(q: dict[str, Any]) -> dict[str, Any]:
-    """The offline stand-in for an LLM: a class from the facts each message carries.
-
-    A claim the sender's inventory contradicts is a false self claim; a message that reached nobody, or
-    names a teammate it did not reach, has a wrong or missing recipient; a repeat is stale or redundant;
-    anything else is ok (missing information and contradicting the plan need reading the text: an LLM).
-    """
-    out = []
-    for m in q.get("messages", []):
-        f = m.get("facts", {})
-        if f.get("claims_not_held"):
-            cls, why = "false_self_claim", f"sender lacks {', '.join(f['claims_not_held'])}"
-        elif not f.get("delivered", True) or not m.get("recipients") or f.get("names_unreached"):
-            cls, why = "wrong_or_missing_recipient", "did not reach " + (", ".join(f.get("names_unreached", []))
-                                                                           or "anyone")
-        elif f.get("repeats"):
-            cls, why = "stale_or_redundant", f"repeats {f['repeats']}"
-        else:
-            cls, why = OK_CLASS, "no error the log shows"
-        out.append({"message_id": m["id"], "class": cls if cls in q.get("taxonomy", {cls: ""}) else OK_CLASS,
-                    "reason": why})
-    return {"labels": out}
 
 
 def write_labels(episode_dir: str | Path, labels: CommsLabels, label: str) -> Path:

@@ -374,6 +374,30 @@ def _touched(action: dict[str, Any]) -> set[str]:
     return {w for w in words if w}
 
 
+def message_class_rule(q: dict[str, Any]) -> dict[str, Any]:
+    """The offline stand-in for an LLM: a class from the facts each message carries.
+
+    A claim the sender's inventory contradicts is a false self claim; a message that reached nobody, or
+    names a teammate it did not reach, has a wrong or missing recipient; a repeat is stale or redundant;
+    anything else is ok (missing information and contradicting the plan need reading the text: an LLM).
+    """
+    out = []
+    for m in q.get("messages", []):
+        f = m.get("facts", {})
+        if f.get("claims_not_held"):
+            cls, why = "false_self_claim", f"sender lacks {', '.join(f['claims_not_held'])}"
+        elif not f.get("delivered", True) or not m.get("recipients") or f.get("names_unreached"):
+            cls, why = "wrong_or_missing_recipient", "did not reach " + (", ".join(f.get("names_unreached", []))
+                                                                           or "anyone")
+        elif f.get("repeats"):
+            cls, why = "stale_or_redundant", f"repeats {f['repeats']}"
+        else:
+            cls, why = "ok", "no error the log shows"
+        out.append({"message_id": m["id"], "class": cls if cls in q.get("taxonomy", {cls: ""}) else "ok",
+                    "reason": why})
+    return {"labels": out}
+
+
 def effects_rule(q: dict[str, Any]) -> dict[str, Any]:
     """A deterministic stand-in for an LLM that reads only what a question shows.
 
@@ -381,8 +405,10 @@ def effects_rule(q: dict[str, Any]) -> dict[str, Any]:
     if none, every successful action of the final round. round: a candidate contributes when it
     succeeded and shares an item, instance or player with a later contributing action (including one of
     its own round it marked), or is a successful move of an agent with a later contributing action. chat: a message led to a target when the
-    target names an item, instance or player the message mentions.
+    target names an item, instance or player the message mentions. comms: :func:`message_class_rule`.
     """
+    if q["kind"] == "comms":
+        return message_class_rule(q)
     if q["kind"] == "success":
         cands = [c for c in q.get("candidates", []) if c["ok"]]
         made = [c for c in cands if c.get("items") or c["tool"] == "attack_entity"]
@@ -412,7 +438,10 @@ def effects_rule(q: dict[str, Any]) -> dict[str, Any]:
 
 
 def inclusive_rule(q: dict[str, Any]) -> dict[str, Any]:
-    """Everything counts: all final-round successes are success actions, every candidate contributes."""
+    """Everything counts: all final-round successes are success actions, every candidate contributes (and
+    every message is ok)."""
+    if q["kind"] == "comms":
+        return {"labels": [{"message_id": m["id"], "class": "ok", "reason": "all"} for m in q.get("messages", [])]}
     if q["kind"] == "success":
         cands = q.get("candidates", [])
         last = max((c["round"] for c in cands), default=0)
