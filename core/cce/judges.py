@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from .graph import JudgeCall, file_safe
+from .prompts import action_names
 
 # ---------------------------------------------------------------------------------------------------------------
 # Protocol and replies
@@ -364,14 +365,8 @@ def labels_answerer(success: set[str], contributing: set[str], chat_links: dict[
 
 
 def _touched(action: dict[str, Any]) -> set[str]:
-    """Item keys, instance ids and usernames an action names (arguments and effects summary)."""
-    words = set(action.get("items", []))
-    for v in (action.get("arguments") or {}).values():
-        if isinstance(v, str):
-            words.add(v.lower())
-    if action.get("target"):
-        words.add(str(action["target"]).lower())
-    return {w for w in words if w}
+    """Item keys, instance ids and usernames an action names (see ``prompts.action_names``)."""
+    return set(action["names"] if "names" in action else action_names(action))
 
 
 def message_class_rule(q: dict[str, Any]) -> dict[str, Any]:
@@ -415,17 +410,30 @@ def effects_rule(q: dict[str, Any]) -> dict[str, Any]:
         last = max((c["round"] for c in made or cands), default=0)
         return {"success_action_ids": [c["id"] for c in made or cands if c["round"] == last]}
     if q["kind"] == "round":
-        targets = [(t, _touched(t)) for t in q.get("targets", [])]
+        # the latest step of a target naming each word, and of each agent's targets: "some later target
+        # shares a word" is then one lookup per word (linear in the question, however many targets it lists)
+        word_last: dict[str, int] = {}
+        agent_last: dict[str, int] = {}
+
+        def add(t: dict[str, Any], words: set[str]) -> None:
+            step = t["step"]
+            for w in words:
+                if step > word_last.get(w, -1):
+                    word_last[w] = step
+            if step > agent_last.get(t["agent"], -1):
+                agent_last[t["agent"]] = step
+
+        for t in q.get("targets", []):
+            add(t, _touched(t))
         yes, no = [], []
         # latest first: a candidate marked here becomes a target for earlier candidates of the same round
         for c in sorted(q.get("candidates", []), key=lambda c: -c["step"]):
             mine = _touched(c)
-            later = [(t, words) for t, words in targets if t["step"] > c["step"]]
-            shares = any(mine & words for _, words in later)
-            walks = c["tool"] == "move_character" and any(t["agent"] == c["agent"] for t, _ in later)
+            shares = any(word_last.get(w, -1) > c["step"] for w in mine)
+            walks = c["tool"] == "move_character" and agent_last.get(c["agent"], -1) > c["step"]
             if c["ok"] and (shares or walks):
                 yes.append(c["id"])
-                targets.append((c, mine))
+                add(c, mine)
             else:
                 no.append(c["id"])
         return {"contributing_ids": yes, "not_contributing_ids": no}

@@ -15,6 +15,7 @@ inside one round (a -> b -> contributing, all in R) is found with the paper's si
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from .graph import CausalGraph, EpisodeData, action_id
@@ -57,18 +58,20 @@ def paper_method(ep: EpisodeData, asker: Asker, *, rounds_per_call: int = 1, suc
             graph.notes.append(f"success id {sid!r} names no action shown; ignored")
 
     # Step 2: backward sweep.
-    marked: set[str] = set(graph.success)
-    rounds = sorted({n.round for n in ordered}, reverse=True)
+    marked = Marked(graph.nodes[i] for i in graph.success)
+    by_round: dict[int, list] = {}
+    for n in ordered:
+        by_round.setdefault(n.round, []).append(n)
+    rounds = sorted(by_round, reverse=True)
     skipped: list[int] = []
     for i in range(0, len(rounds), rounds_per_call):
         batch = sorted(rounds[i:i + rounds_per_call])
-        candidates = [n for n in ordered if n.round in batch and n.id not in marked]
+        candidates = sorted((n for r in batch for n in by_round[r] if n.id not in marked), key=lambda n: n.step)
         if not candidates:
             skipped.extend(batch)
             continue
-        first_step = min(n.step for n in candidates)
-        targets = [n for n in ordered if n.id in marked and n.step > first_step
-                   and (target_window is None or n.round <= batch[-1] + target_window)]
+        window_end = None if target_window is None else batch[-1] + target_window
+        targets = [n for n in marked.after(candidates[0].step) if window_end is None or n.round <= window_end]
         if not targets:
             skipped.extend(batch)
             continue
@@ -81,18 +84,17 @@ def paper_method(ep: EpisodeData, asker: Asker, *, rounds_per_call: int = 1, suc
         if data is None:
             graph.notes.append(f"round {batch} question failed after retries: its actions count as not contributing")
             continue
-        _apply_round_answer(graph, data, candidates, targets, marked)
+        _apply_round_answer(graph, data, candidates, marked, window_end)
     return graph, skipped
 
 
-def _apply_round_answer(graph: CausalGraph, data: dict[str, Any], candidates: list, targets: list,
-                        marked: set[str]) -> None:
+def _apply_round_answer(graph: CausalGraph, data: dict[str, Any], candidates: list, marked: "Marked",
+                        window_end: int | None) -> None:
     cand = {n.id: n for n in candidates}
     for cid in data["contributing_ids"]:
         if cid not in cand:
             graph.notes.append(f"contributing id {cid!r} is not an action of the rounds judged; ignored")
     newly = sorted((cand[c] for c in set(data["contributing_ids"]) if c in cand), key=lambda n: n.step)
-    reachable = sorted([*targets, *newly], key=lambda n: n.step)
     enables = data.get("enables", {})
     reasons = data.get("reasons", {})
     # Latest first: an action marked in this answer joins ``marked`` once linked, so an earlier action of the
@@ -104,13 +106,49 @@ def _apply_round_answer(graph: CausalGraph, data: dict[str, Any], candidates: li
             if tid in marked:
                 linked |= graph.add_edge(node.id, tid, "judge", reason)
         if not linked:
-            later = [t for t in reachable if t.step > node.step and t.id in marked]
-            if not later:
+            # the nearest later contributing action the question showed (of the same agent if there is one)
+            nearest = [t for t in (marked.first_after(node.step, node.agent), marked.first_after(node.step))
+                       if t is not None and (window_end is None or t.round <= window_end)]
+            if not nearest:
                 graph.notes.append(f"{node.id} marked contributing but no contributing action follows it; ignored")
                 continue
-            same_agent = [t for t in later if t.agent == node.agent]
-            nearest = (same_agent or later)[0]
-            graph.add_edge(node.id, nearest.id, "inferred", reason or "marked contributing; judge named no target")
-        marked.add(node.id)
+            graph.add_edge(node.id, nearest[0].id, "inferred", reason or "marked contributing; judge named no target")
+        marked.add(node)
         if reason:
             graph.mark_reasons[node.id] = reason
+
+
+class Marked:
+    """The actions known to contribute so far, in step order, overall and per agent. A question's targets
+    are a tail of it and the nearest later one is found by bisection, so the sweep never rescans every
+    action per round: its own work grows linearly with the episode (the prompts still list every target)."""
+
+    def __init__(self, nodes: Any = ()):
+        self.ids: set[str] = set()
+        self._lists: dict[str | None, tuple[list[int], list]] = {None: ([], [])}
+        for n in nodes:
+            self.add(n)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.ids
+
+    def add(self, node: Any) -> None:
+        if node.id in self.ids:
+            return
+        self.ids.add(node.id)
+        for key in (None, node.agent):
+            steps, nodes = self._lists.setdefault(key, ([], []))
+            at = bisect.bisect_right(steps, node.step)
+            steps.insert(at, node.step)
+            nodes.insert(at, node)
+
+    def after(self, step: int) -> list:
+        """Every marked action after ``step``, in step order."""
+        steps, nodes = self._lists[None]
+        return nodes[bisect.bisect_right(steps, step):]
+
+    def first_after(self, step: int, agent: str | None = None) -> Any | None:
+        """The first marked action after ``step`` (of ``agent`` when given)."""
+        steps, nodes = self._lists.get(agent, ((), ()))
+        at = bisect.bisect_right(steps, step)
+        return nodes[at] if at < len(nodes) else None

@@ -20,34 +20,44 @@ You are the judge of a multi-agent collaboration benchmark played in a turn-base
 one tool call per turn; a round gives every active agent one turn, in a fixed order. You decide which \
 actions causally contributed to the team's success. Answer with one JSON object and nothing else."""
 
-ACTION_LINE = (
-    "{% macro line(a) %}[{{ a.id }}] round {{ a.round }}, {{ a.agent }}{% if a.username and a.username != a.agent %}"
-    " ({{ a.username }}){% endif %}: {{ a.action }} -> {{ 'ok' if a.ok else 'FAILED' }}"
-    "{% if a.result %}: {{ a.result }}{% endif %}{% endmacro %}")
+
+
+def action_line(a: dict[str, Any]) -> str:
+    """One action as the judge reads it: ``[id] round R, agent (username): action -> ok: result``
+    (``action_facts`` works it out once and keeps it as ``line``)."""
+    if "line" in a:
+        return a["line"]
+    who = f"{a['agent']} ({a['username']})" if a["username"] and a["username"] != a["agent"] else f"{a['agent']}"
+    line = f"[{a['id']}] round {a['round']}, {who}: {a['action']} -> {'ok' if a['ok'] else 'FAILED'}"
+    return f"{line}: {a['result']}" if a["result"] else line
+
+
+def action_lines(actions: list[dict[str, Any]], indent: str = "") -> str:
+    """The lines of many actions, each ending in a newline. Joined in Python, not looped in the template: a
+    sweep question can list thousands of already-contributing actions, and this keeps CCE linear in them."""
+    return "".join(f"{indent}{action_line(a)}\n" for a in actions)
+
 
 TEMPLATES = {
-    "success.j2": ACTION_LINE + """
+    "success.j2": """
 {{ task }}
 
 The task was completed successfully. Below are the team's actions (id, round, agent, action, outcome).
 
-{% for a in candidates %}{{ line(a) }}
-{% endfor %}
+{{ candidates|action_lines }}
 Step 1 of the causal analysis: which actions directly achieved the objective? These are the final actions \
 that produced, delivered or completed what the verifier checks (typically in the last rounds). List only \
 those, not the earlier preparation.
 
 Answer as JSON: {"success_action_ids": ["<id>", ...], "reasons": {"<id>": "<one sentence>"}}""",
 
-    "round.j2": ACTION_LINE + """
+    "round.j2": """
 {{ task }}
 
 Already known to contribute to the success (later actions):
-{% for a in targets %}{{ line(a) }}
-{% endfor %}
+{{ targets|action_lines }}
 Actions of round{{ 's' if rounds|length > 1 else '' }} {{ rounds|join(', ') }} to judge:
-{% for a in candidates %}{{ line(a) }}
-{% endfor %}
+{{ candidates|action_lines }}
 Which of these actions causally enabled any of the already-contributing actions listed above, or another \
 action of this round that you mark as contributing (an action can only enable actions that come after it)? \
 Be inclusive: an action counts if it was even somewhat \
@@ -57,7 +67,7 @@ message that led a teammate to act). Put every judged id in exactly one of the t
 Answer as JSON: {"contributing_ids": ["<id>", ...], "not_contributing_ids": ["<id>", ...], \
 "enables": {"<contributing id>": ["<later id it enabled>", ...]}, "reasons": {"<id>": "<one sentence>"}}""",
 
-    "chat.j2": ACTION_LINE + """
+    "chat.j2": """
 {{ task }}
 
 Each chat message below is followed by later actions of its recipients that are known to contribute to \
@@ -67,14 +77,14 @@ happened anyway.
 
 {% for m in messages %}Message [{{ m.id }}] round {{ m.round }}, {{ m.agent }} -> {{ m.recipients|join(', ') }}: \
 {{ m.message }}
-{% for a in m.targets %}  {{ line(a) }}
-{% endfor %}
+{{ m.targets|action_lines('  ') }}
 {% endfor %}
 Answer as JSON: {"links": [{"message_id": "<id>", "action_ids": ["<id>", ...], "reason": "<one sentence>"}]}""",
 }
 
 _env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=False, undefined=jinja2.StrictUndefined,
                           trim_blocks=False, keep_trailing_newline=False)
+_env.filters["action_lines"] = action_lines
 
 ID_LIST = {"type": "array", "items": {"type": "string"}}
 REASONS = {"type": "object", "additionalProperties": {"type": "string"}}
@@ -110,7 +120,21 @@ def action_facts(turn: TurnEvent, node_id: str, action: str, result: str) -> dic
     if turn.effects.chat is not None:
         facts["recipients"] = list(turn.effects.chat.recipients)
         facts["message"] = turn.effects.chat.message
+    facts["names"] = action_names(facts)
+    facts["line"] = action_line(facts)
     return facts
+
+
+def action_names(facts: dict[str, Any]) -> list[str]:
+    """Item keys, instance ids and usernames an action names (its items, string arguments and target),
+    lower-cased: what a judge that matches on names compares, worked out once per action."""
+    words = set(facts.get("items", []))
+    for v in (facts.get("arguments") or {}).values():
+        if isinstance(v, str):
+            words.add(v.lower())
+    if facts.get("target"):
+        words.add(str(facts["target"]).lower())
+    return sorted(w for w in words if w)
 
 
 def render(template: str, **ctx: Any) -> list[dict[str, str]]:

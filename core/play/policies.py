@@ -69,6 +69,7 @@ class RandomPolicy(Policy):
         self.task = task
         self._rngs: dict[str, random.Random] = {}
         self._recipes: list[Any] | None = None
+        self._by_input: dict[str, list[int]] | None = None  # item key -> indices of recipes using it
         self._map: Any = None
 
     def _rng(self, agent_id: str) -> random.Random:
@@ -83,6 +84,21 @@ class RandomPolicy(Policy):
 
             self._recipes = list(world_index().recipes)
         return self._recipes
+
+    def _craftable(self, held: dict[str, int]) -> list[Any]:
+        """Recipes whose inputs are all held, in recipe order: only recipes using a held item are looked at
+        (the full list has hundreds; an inventory touches a few)."""
+        if self._by_input is None:
+            self._by_input = {}
+            for i, r in enumerate(self.recipes()):
+                for k in r.inputs or ("",):  # "" lists the recipes without inputs, always candidates
+                    self._by_input.setdefault(k, []).append(i)
+        recipes = self.recipes()
+        idx = set(self._by_input.get("", ()))
+        for k in held:
+            idx.update(self._by_input.get(k, ()))
+        return [recipes[i] for i in sorted(idx)
+                if all(held.get(k, 0) >= n for k, n in recipes[i].inputs.items())]
 
     def walkable(self, x: int, y: int) -> bool:
         if self._map is None:
@@ -113,9 +129,8 @@ class RandomPolicy(Policy):
         for slot in obs.inventory:
             out.append(("equip_item", {"index": slot.index}))
         held = {s.key: s.count for s in obs.inventory}
-        for r in self.recipes():
-            if all(held.get(k, 0) >= n for k, n in r.inputs.items()):
-                out.append(("craft_item", {"skill": r.skill.capitalize(), "itemKey": next(iter(r.outputs)), "count": 1}))
+        for r in self._craftable(held):
+            out.append(("craft_item", {"skill": r.skill.capitalize(), "itemKey": next(iter(r.outputs)), "count": 1}))
         if "chat" in allowed:
             out.append(("chat", {"message": _CHAT_LINES[len(out) % len(_CHAT_LINES)]}))
         out.append(("sleep", {"seconds": 1}))
