@@ -27,6 +27,11 @@ from ..play.records import EpisodeResult, StartEvent, TickEvent, TurnEvent
 from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
 from ..runs.runner import RunDir, needs_retry
 
+# run flags that are model request options (ModelSpec fields, passed to every team as TeamSpec.options)
+MODEL_FLAGS = {"temperature": "temperature", "max_tokens": "max_tokens", "request_timeout": "timeout",
+               "tool_choice": "tool_choice", "context_window": "context_window", "context_budget": "context_budget"}
+RESUMABLE_MODEL_OPTIONS = ("timeout", "context_window")
+
 EXIT_BUDGET_STOP = 4
 EXIT_EPISODE_ERRORS = 3
 EXIT_INTERRUPTED = 130
@@ -213,10 +218,53 @@ class ProgressBoard:
     def run_finished(self, summary: Any) -> None:
         if self.live is not None:
             self.live.stop()
-        from ..runs.report import load_runs, print_summary
+        print_run_summary(summary, self.console)
 
-        if summary.results:
-            print_summary(load_runs([summary.run_dir]), self.console)
+
+def print_run_summary(summary: Any, console: Console) -> None:
+    """The run's result tables; when no episode finished without errors (the report has nothing to show),
+    a table of what went wrong in each errored episode instead."""
+    from ..runs.report import ReportError, load_runs, print_summary
+
+    if not summary.results:
+        return
+    try:
+        print_summary(load_runs([summary.run_dir]), console)
+    except ReportError:
+        console.print(errored_episodes_table(summary))
+
+
+def first_error(run_dir: Path, r: EpisodeResult) -> str:
+    """What went wrong in an errored episode: the harness error, else its first turn's infrastructure error."""
+    if r.end_reason == "error":
+        return r.message
+    from ..play.trajectory import read_events
+
+    try:
+        events = read_events(RunDir(run_dir).episode_dir(r.episode_id) / "trajectory.jsonl")
+    except (OSError, ValueError):
+        return r.message
+    return next((e.infra_error for e in events if isinstance(e, TurnEvent) and e.infra_error), r.message)
+
+
+def errored_episodes_table(summary: Any, limit: int = 20) -> Table:
+    errored = [r for r in summary.results if needs_retry(r)]
+    t = Table(title=f"{len(errored)} of {len(summary.results)} episode(s) errored: no result to report",
+              title_justify="left")
+    for column in ("episode", "what failed", "first error"):
+        t.add_column(column, overflow="fold")
+    for r in errored[:limit]:
+        what = "the harness" if r.end_reason == "error" else f"infrastructure errors on {r.infra_errors} turn(s)"
+        t.add_row(r.episode_id, what, escape(first_error(summary.run_dir, r)[:300]))
+    if len(errored) > limit:
+        t.add_row(f"... {len(errored) - limit} more", "", "")
+    return t
+
+
+def error_files(run_dir: Path, results: list[EpisodeResult]) -> list[Path]:
+    """The error.txt files the errored episodes left (only harness errors write one)."""
+    found = (RunDir(run_dir).episode_dir(r.episode_id) / "error.txt" for r in results if needs_retry(r))
+    return [p for p in found if p.is_file()]
 
 
 # ---------------------------------------------------------------------- `run`
@@ -262,6 +310,19 @@ def _parse_prices(values: tuple[str, ...]) -> dict[str, list[float]]:
                    "none for oracle/random.")
 @click.option("--base-url", help="Base URL of an OpenAI-compatible endpoint.")
 @click.option("--api-key-env", help="NAME of the environment variable holding the API key (never the key).")
+@click.option("--temperature", type=click.FloatRange(0, 2), help="Sampling temperature of the model [default: 0].")
+@click.option("--max-tokens", type=click.IntRange(1), help="Token limit of each model answer [default: the server's].")
+@click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one model request may take [default: 60].")
+@click.option("--tool-choice", type=click.Choice(["auto", "required", "none"]),
+              help="tool_choice sent with each request [default: required for the OpenAI API, auto for "
+                   "OpenAI-compatible servers].")
+@click.option("--context-window", type=click.IntRange(512),
+              help="The model's context length in tokens; the history budget is derived from it "
+                   "[default: read from the server's /v1/models where offered].")
+@click.option("--context-budget", type=click.IntRange(1000),
+              help="Characters of history each agent keeps, overriding --context-window [default: derived, "
+                   "else 24000].")
 @click.option("--tools", type=click.Choice(["inproc", "mcp"]), default=None,
               help="How agents reach the tools [default: inproc].")
 @click.option("--team-factory", help="module:function building your own Team from a TeamSpec.")
@@ -321,6 +382,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     cce_model = fields.pop("cce_model", None)
     if cce_model:
         fields["cce_options"] = {"model": cce_model}
+    model_options = {MODEL_FLAGS[k]: fields.pop(k) for k in list(fields) if k in MODEL_FLAGS}
     try:
         if resume is not None:
             if spec_file or tasks or fields.get("suite"):
@@ -332,9 +394,18 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
             if ignored:
                 raise RunSpecError(f"--resume keeps the run's plan; these flags cannot change it: "
                                    f"{', '.join(ignored)} (only {', '.join(sorted(allowed))} may)")
-            spec = build_spec({**manifest["spec"], **fields}, source=f"{resume}/manifest.json")
+            changed = sorted(k for k, v in model_options.items() if k not in RESUMABLE_MODEL_OPTIONS)
+            if changed:
+                raise RunSpecError(f"--resume keeps the run's model settings; only --request-timeout and "
+                                   f"--context-window may change (the server's facts), not {', '.join(changed)}")
+            kept = manifest["spec"]
+            spec = build_spec({**kept, **fields, "options": {**kept.get("options", {}), **model_options}},
+                              source=f"{resume}/manifest.json")
             run_dir = resume
         else:
+            if model_options:  # flags win over the spec file's options of the same name
+                from_file = load_run_spec(spec_file, **fields).options if spec_file else {}
+                fields["options"] = {**from_file, **model_options}
             spec = load_run_spec(spec_file, **fields) if spec_file else build_spec(fields)
             if out is not None:
                 run_dir = out
@@ -378,10 +449,8 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         if isinstance(observer, NullObserver):
             for text in summary.notices:
                 console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
-        if isinstance(observer, NullObserver) and summary.results:
-            from ..runs.report import load_runs, print_summary
-
-            print_summary(load_runs([summary.run_dir]), console)
+        if isinstance(observer, NullObserver):
+            print_run_summary(summary, console)
         console.print(f"run folder: [bold]{summary.run_dir}[/]  ({summary.done}/{summary.planned} episodes done"
                       f"{f', {summary.errors} errored (retried by --resume)' if summary.errors else ''})")
         if summary.stop_reason:
@@ -396,8 +465,12 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     if summary.failed and not summary.errors:
         sys.exit(EXIT_EPISODE_ERRORS)
     if summary.errors:
-        console.print(f"see {summary.run_dir}/episodes/<id>/error.txt; `agentworld run --resume {summary.run_dir}` "
-                      f"retries errored episodes")
+        if not as_json:
+            files = error_files(summary.run_dir, summary.results)
+            where = (f"tracebacks in {', '.join(str(f) for f in files[:3])}{' ...' if len(files) > 3 else ''}; "
+                     if files else "each failed turn's error is its infra_error in trajectory.jsonl; ")
+            console.print(f"{where}`agentworld run --resume {summary.run_dir}` retries errored episodes",
+                          soft_wrap=True)
         sys.exit(EXIT_EPISODE_ERRORS)
 
 

@@ -4,6 +4,7 @@ Layout of a run folder (``runs/<run-id>/``)::
 
     manifest.json        versions, git commit, the run spec (no secrets), the plan, sessions, stop reason
     results.jsonl        one EpisodeResult per line, appended as episodes finish
+    run.log              the warnings of every session (model retries, endpoint fallbacks, judge failures)
     episodes/<id>/       trajectory.jsonl, result.json, final_state.json (written by the Episode), cce.json
 
 An episode counts as done only when its line is in ``results.jsonl`` (the runner appends it after the
@@ -23,6 +24,7 @@ import asyncio
 import contextlib
 import datetime as _dt
 import json
+import logging
 import os
 import platform
 import re
@@ -405,6 +407,25 @@ class LocalExecutor:
 
 
 # ---------------------------------------------------------------------- the runner
+RUN_LOG = "run.log"
+
+
+@contextlib.contextmanager
+def run_log(run_dir: Path) -> Any:
+    """Keep the warnings of this process (``agentworld.*`` loggers: model retries, endpoint fallbacks, judge
+    failures) in ``run_dir/run.log`` while the run lasts, appended across sessions."""
+    handler = logging.FileHandler(run_dir / RUN_LOG, encoding="utf-8")
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("agentworld")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
 class Runner:
     """Plans (or reloads) a run, runs what is not done yet, and keeps manifest and results consistent."""
 
@@ -562,7 +583,8 @@ class Runner:
         except RunLockedError as e:
             raise RunSpecError(str(e)) from None
         try:
-            return await self._run()
+            with run_log(self.dir.path):
+                return await self._run()
         finally:
             lock.release()
 
