@@ -33,6 +33,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.cli.runs",
     "agentworld.core.cli.prove",
     "agentworld.core.cli.analyze",
+    "agentworld.core.cli.tables",
+    "agentworld.core.cli.augment",
 )
 
 

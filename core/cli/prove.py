@@ -34,11 +34,16 @@ def _mark(ok: bool, warning: bool = False) -> str:
 @click.option("--necessity", is_flag=True,
               help="Also replay the reference plan once per agent with that agent asleep, and report agents the "
                    "plan does not need (slower: one extra episode per agent).")
+@click.option("--variants", "with_variants", is_flag=True,
+              help="Also prove every protocol variant on every task: proven (idle fails, adapted plan passes) or "
+                   "n/a with the reason.")
+@click.option("--variant", "variant_names", multiple=True, metavar="NAME",
+              help="Prove only these variants (repeatable; implies --variants).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every finding's detail.")
 def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_seeds: int,
-              allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, as_json: bool,
-              verbose: bool) -> None:
+              allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, with_variants: bool,
+              variant_names: tuple[str, ...], as_json: bool, verbose: bool) -> None:
     """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative,
     and verified honestly. Exit 1 if any task fails a proof."""
     from ..runs.prove import prove_tasks
@@ -53,12 +58,18 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
     t0 = time.perf_counter()
     proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random, necessity=necessity,
                          oracle_seeds=oracle_seeds)
+    variant_proofs = None
+    if with_variants or variant_names:
+        from .variant_table import variant_cells
+
+        variant_proofs = variant_cells(tasks, variant_names)
     wall = time.perf_counter() - t0
     oracle_s = sum(p.oracle_s for p in proofs)
-    failed = [p for p in proofs if not p.ok]
+    failed = [p for p in proofs if not p.ok] + [c for c in variant_proofs or [] if not c.ok]
     if as_json:
-        click.echo(json.dumps({"tasks": [p.to_dict() for p in proofs], "ok": not failed, "wall_s": round(wall, 2),
-                               "oracle_s": round(oracle_s, 2)}, indent=2))
+        extra = {"variants": [c.to_dict() for c in variant_proofs]} if variant_proofs is not None else {}
+        click.echo(json.dumps({"tasks": [p.to_dict() for p in proofs], **extra, "ok": not failed,
+                               "wall_s": round(wall, 2), "oracle_s": round(oracle_s, 2)}, indent=2))
     else:
         from rich.console import Console
         from rich.table import Table
@@ -84,8 +95,13 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
                 if not f.ok or f.warning or verbose:
                     con.print(f"{p.task_id} {f.name}: {_mark(f.ok, f.warning)} {f.detail}", highlight=False,
                               soft_wrap=True)
-        con.print(f"{len(proofs) - len(failed)}/{len(proofs)} tasks proven in {wall:.1f} s "
+        bad_tasks = sum(not p.ok for p in proofs)
+        con.print(f"{len(proofs) - bad_tasks}/{len(proofs)} tasks proven in {wall:.1f} s "
                   f"(oracle episodes {oracle_s:.1f} s)")
+        if variant_proofs is not None:
+            from .variant_table import print_variant_cells
+
+            print_variant_cells(variant_proofs, con, verbose)
     if failed:
         sys.exit(1)
 
