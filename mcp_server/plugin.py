@@ -16,20 +16,21 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
                         seat_options: tuple[str, ...] = (), turn_timeout: float = 120.0, seed: int = 0,
                         variant: str = "vanilla", out_dir: str | None = None, model: str = "",
                         connect_timeout: float | None = None, announce: Any = None, world: Any = None,
-                        linger: float = 10.0) -> Any:
+                        linger: float = 10.0, allow_hosts: tuple[str, ...] = (), limits: Any = None) -> Any:
     """Run one episode whose external seats are played over MCP; returns the EpisodeResult.
 
     ``announce(server, seats_file_path)`` is called once the server listens and the seats file is written
     (the CLI prints connection instructions there; tests read the seats). ``task_ref`` is a task id, a YAML
     path or a loaded Task; ``world`` replaces the default world (tests use a small one). After the episode
     the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
-    episode is over)."""
+    episode is over). ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py).
+    The seats file goes to ``seats_path``, by default a private folder outside the episode folder."""
     from ..core import plugins
     from ..core.play.episode import Episode
     from ..core.play.protocol import TeamSpec
     from ..core.tasks.task import find_task
     from ..core.tasks.variants import apply_variant
-    from .seats import SeatsFile, parse_seat_options, write_seats_file
+    from .seats import SeatsFile, default_seats_path, parse_seat_options, write_seats_file
     from .server import EpisodeMcpServer
     from .turns import ExternalSeatsTeam, MixedTeam
 
@@ -66,12 +67,13 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
     episode = Episode(task, team, seed=seed, variant=variant, out_dir=out, framework="mcp",
                       model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played)
-    server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout).start()
+    server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout,
+                                    allow_hosts=allow_hosts, limits=limits).start()
     team.bind(server.tracker)
     try:
         listed = [s if s.external else s.model_copy(update={"token": "", "url": ""}) for s in server.seats]
         seats_file = SeatsFile(task_id=task.id, url=server.url, turn_timeout_s=turn_timeout, seats=listed)
-        path = write_seats_file(seats_path or out / "seats.json", seats_file)
+        path = write_seats_file(seats_path or default_seats_path(task.id, seed), seats_file)
         if announce is not None:
             announce(server, path)
         if external_ids:
@@ -92,11 +94,15 @@ def _announce(server: Any, path: Path) -> None:
 
     console = Console(stderr=True)
     table = Table("agent", "username", "role", "played by", title=f"AgentWorld MCP server: {server.url}")
-    table.add_column("token", overflow="fold")  # never truncated: it is copied from here
     for s in server.seats:
-        table.add_row(s.agent_id, s.username, s.role, s.player, s.token if s.external else "-")
+        table.add_row(s.agent_id, s.username, s.role, s.player)
     console.print(table)
-    console.print(f"Seats file (keep it private: it holds the tokens): [bold]{path}[/]")
+    # tokens on lines of their own, never wrapped or cut: they are copied from here
+    for s in server.seats:
+        if s.external:
+            console.print(f"token of {s.agent_id} ({s.username}): {s.token}", soft_wrap=True, highlight=False,
+                          markup=False)
+    console.print(f"Seats file (keep it private: it holds the tokens): [bold]{path}[/]", soft_wrap=True)
     console.print("Connect an MCP client to the URL with the header [bold]Authorization: Bearer <token>[/], or "
                   "through stdio:\n  agentworld mcp-stdio --url " + server.url + " --token <token>")
     console.print("The episode starts when every external seat has connected. See docs/mcp.md.")
@@ -108,7 +114,11 @@ def register_commands(cli: Any) -> None:
     @click.option("--task", "task_ref", required=True, help="Task id or path to a task YAML file.")
     @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (loopback by default).")
     @click.option("--port", default=0, type=int, help="TCP port (default: a free one).")
-    @click.option("--seats", "seats_path", default=None, help="Where to write the seats JSON (default: OUT/seats.json).")
+    @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME[:PORT]",
+                  help="Host name or address clients use to reach the server (repeatable; needed with a --host "
+                       "other than loopback: requests with another Host header are refused).")
+    @click.option("--seats", "seats_path", default=None,
+                  help="Where to write the seats JSON (default: a private folder of yours, outside the run folder).")
     @click.option("--seat", "seat_options", multiple=True, metavar="AGENT=PLAYER",
                   help="Play an agent in process instead, e.g. --seat agent_2=oracle (repeatable).")
     @click.option("--turn-timeout", default=120.0, type=float, show_default=True,
@@ -119,19 +129,46 @@ def register_commands(cli: Any) -> None:
     @click.option("--variant", default="vanilla", show_default=True, help="Protocol variant.")
     @click.option("--model", default="", help="Model spec for in-process seats (default scripted:<framework>).")
     @click.option("--out", "out_dir", default=None, help="Episode folder (default runs/serve/<task>-s<seed>).")
+    @click.option("--max-connections", type=int, default=None,
+                  help="Open TCP connections at once; more are closed at once [default: 16 + 8 per seat].")
+    @click.option("--max-sessions-per-seat", type=int, default=4, show_default=True,
+                  help="Open MCP sessions of one seat (HTTP 429 beyond); in total 4 per seat unless --max-sessions.")
+    @click.option("--max-sessions", type=int, default=None, help="Open MCP sessions in total (HTTP 503 beyond).")
+    @click.option("--header-timeout", type=float, default=10.0, show_default=True,
+                  help="Seconds a client has to send a request's headers (slow clients are cut off).")
+    @click.option("--idle-timeout", type=float, default=5.0, show_default=True,
+                  help="Seconds an idle keep-alive connection stays open.")
+    @click.option("--session-idle-timeout", type=float, default=600.0, show_default=True,
+                  help="Seconds an MCP session with no request stays open.")
     def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
               turn_timeout: float, connect_timeout: float | None, seed: int, variant: str, model: str,
-              out_dir: str | None) -> None:
+              out_dir: str | None, allow_hosts: tuple[str, ...], max_connections: int | None,
+              max_sessions_per_seat: int, max_sessions: int | None, header_timeout: float, idle_timeout: float,
+              session_idle_timeout: float) -> None:
         """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
         from ..core.tasks.task import TaskError
+        from .guard import HttpLimits, is_loopback, transport_security
 
         if turn_timeout <= 0:
             raise click.BadParameter("must be > 0 seconds", param_hint="--turn-timeout")
         try:
+            limits = HttpLimits(header_timeout=header_timeout, idle_timeout=idle_timeout,
+                                max_connections=max_connections, max_sessions=max_sessions,
+                                max_sessions_per_seat=max_sessions_per_seat,
+                                session_idle_timeout=session_idle_timeout).check()
+            transport_security(host, allow_hosts)  # refuse an exposed server without its host names up front
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        if not is_loopback(host):
+            click.echo(f"WARNING: --host {host} makes the server reachable from other machines. Anyone who has a "
+                       f"seat's token can play it, and plain HTTP carries tokens and play unencrypted: put a TLS "
+                       f"proxy in front on untrusted networks. Accepted Host names: {', '.join(allow_hosts)}.",
+                       err=True)
+        try:
             result = asyncio.run(serve_episode(
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
-                connect_timeout=connect_timeout, announce=_announce))
+                connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits))
         except (TaskError, ValueError, KeyError) as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:

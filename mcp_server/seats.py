@@ -8,7 +8,9 @@ team or a scripted policy) are listed too, without a token, so a reader of the f
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -89,15 +91,39 @@ def parse_seat_options(values: Iterable[str]) -> dict[str, str]:
 
 
 def write_seats_file(path: str | Path, seats: SeatsFile) -> Path:
-    """Write the seats file readable only by its owner (it holds bearer tokens)."""
+    """Write the seats file readable only by its owner (it holds bearer tokens).
+
+    The file is created with mode 0600 from the start (never world-readable, not even for an instant) as a
+    temporary file next to ``path``, then renamed over it; a folder it creates is 0700."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(seats.model_dump_json(indent=2) + "\n")
+    if not p.parent.exists():
+        p.parent.mkdir(parents=True, mode=0o700)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        p.chmod(0o600)
-    except OSError:  # pragma: no cover - filesystems without permissions
-        pass
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(seats.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return p
+
+
+def default_seats_path(task_id: str, seed: int) -> Path:
+    """Where ``agentworld serve`` writes the seats file unless told (--seats): a private folder of this user,
+    outside the run folder (run folders get copied and shared; the tokens must not travel with them).
+    ``$XDG_RUNTIME_DIR/agentworld`` where the system has one, else ``<tmp>/agentworld-<uid>``; tokens are
+    new at every start, so a folder cleared at reboot is the right home for them."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "agentworld" if runtime and Path(runtime).is_dir() else \
+        Path(tempfile.gettempdir()) / f"agentworld-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    if not base.exists():
+        base.mkdir(parents=True, mode=0o700, exist_ok=True)
+    if hasattr(os, "getuid") and (base.stat().st_uid != os.getuid() or base.stat().st_mode & 0o077):
+        raise ValueError(f"{base} is not a private folder of this user: pass --seats FILE to choose where the "
+                         f"seats file (it holds the tokens) goes")
+    return base / f"seats-{task_id}-s{seed}.json"
 
 
 def read_seats_file(path: str | Path) -> SeatsFile:

@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse
 
 from ..core.world.effects import ToolResult
 from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
+from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transport_security
 from .seats import Seat, make_seats, new_token
 from .tracker import TurnTracker
 
@@ -72,13 +73,17 @@ def tool_definitions(names: Iterable[str] | None = None) -> list[types.Tool]:
 
 class SeatAuth:
     """ASGI middleware: bearer token -> seat. 401 without a known token; 403 when an MCP session opened by one
-    seat is used with another seat's token."""
+    seat is used with another seat's token; 429 when a seat that already holds ``max_sessions_per_seat`` open
+    sessions asks for another (``live_sessions()`` gives the session ids the SDK still serves)."""
 
-    def __init__(self, app: Any, tokens: dict[str, str], on_connect: Any = None):
+    def __init__(self, app: Any, tokens: dict[str, str], on_connect: Any = None, max_sessions_per_seat: int | None = None,
+                 live_sessions: Any = None):
         self.app = app
         self.tokens = tokens  # token -> agent_id
         self.sessions: dict[str, str] = {}  # mcp-session-id -> agent_id
         self.on_connect = on_connect
+        self.max_sessions_per_seat = max_sessions_per_seat
+        self.live_sessions = live_sessions
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -101,6 +106,10 @@ class SeatAuth:
             await _deny(send, 403, "this MCP session belongs to another seat: open your own session with your "
                                    "own token")
             return
+        if not sid and scope.get("method") == "POST" and self._open_sessions(agent) >= (self.max_sessions_per_seat or 1 << 30):
+            await _deny(send, 429, f"seat {agent} already has {self.max_sessions_per_seat} open MCP sessions: reuse "
+                                   f"one, or end one (HTTP DELETE with its mcp-session-id) before opening another")
+            return
         state = scope.setdefault("state", {})
         state["agentworld_agent"] = agent
         state["agentworld_arrived"] = time.monotonic()  # tells parallel calls from sequential ones
@@ -118,9 +127,20 @@ class SeatAuth:
         if scope.get("method") == "DELETE" and sid:  # the client ended its session
             self.sessions.pop(sid, None)
 
+    def _open_sessions(self, agent: str) -> int:
+        """Sessions of ``agent`` the SDK still serves (ones it closed for idleness are forgotten here too)."""
+        live = self.live_sessions() if self.live_sessions is not None else None
+        if live is not None:
+            for gone in [sid for sid in self.sessions if sid not in live]:
+                del self.sessions[gone]
+        return sum(1 for a in self.sessions.values() if a == agent)
+
+
+_DENIED = {401: "unauthorized", 403: "forbidden", 429: "too_many_sessions"}
+
 
 async def _deny(send: Any, status: int, message: str) -> None:
-    body = json.dumps({"error": "unauthorized" if status == 401 else "forbidden", "message": message}).encode()
+    body = json.dumps({"error": _DENIED.get(status, "refused"), "message": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="agentworld"'))
@@ -192,9 +212,14 @@ class EpisodeMcpServer:
 
     def __init__(self, episode: Any, *, players: dict[str, str] | None = None, host: str = "127.0.0.1",
                  port: int = 0, turn_timeout: float = 120.0, wait_timeout: float | None = None,
-                 observation_in_results: bool | None = None, validate_before_turn: bool | None = None):
+                 observation_in_results: bool | None = None, validate_before_turn: bool | None = None,
+                 allow_hosts: Iterable[str] = (), limits: HttpLimits | None = None):
         self.episode = episode
         self.host, self.port = host, port
+        # Exposed on purpose: the Host check needs the names clients use (refused here, before anything runs)
+        self.allow_hosts = list(allow_hosts)
+        self.security = transport_security(host, self.allow_hosts)
+        self.limits = (limits or HttpLimits()).check()
         self.turn_timeout = turn_timeout
         n = max(1, len(episode.agent_ids))
         # An early call may have to wait for every other agent's turn (each bounded by the turn timeout), but
@@ -235,7 +260,10 @@ class EpisodeMcpServer:
     async def start(self) -> "EpisodeMcpServer":
         if self._task is not None:
             return self
-        mcp = GameMcp(self, host=self.host, streamable_http_path=MCP_PATH)
+        seats = len(self.seats)
+        mcp = GameMcp(self, host=self.host, streamable_http_path=MCP_PATH, transport_security=self.security,
+                      max_sessions=self.limits.sessions_for(seats), max_request_body_size=self.limits.max_body_bytes,
+                      session_idle_timeout=self.limits.session_idle_timeout)
 
         @mcp.custom_route("/whoami", methods=["GET"])
         async def whoami(request: Request) -> JSONResponse:
@@ -244,7 +272,11 @@ class EpisodeMcpServer:
             return JSONResponse({"agent_id": seat.agent_id, "username": seat.username, "role": seat.role,
                                  "task_id": getattr(self.episode.task, "id", ""), "mcp_url": self.url})
 
-        app = self._auth = SeatAuth(mcp.streamable_http_app(), self._tokens, on_connect=self._on_connect)
+        # outermost first: seat auth (headers only, so strangers never get their bodies read), then the HTTP
+        # guard (bodies within limits, malformed input refused 4xx), then the MCP SDK
+        app = self._auth = SeatAuth(HttpGuard(mcp.streamable_http_app(), self.limits), self._tokens,
+                                    on_connect=self._on_connect, max_sessions_per_seat=self.limits.max_sessions_per_seat,
+                                    live_sessions=lambda: _live_sessions(mcp))
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -254,12 +286,14 @@ class EpisodeMcpServer:
             raise ValueError(f"cannot listen on {self.host}:{self.port} ({exc.strerror}): choose another --port, "
                              "or leave it out to take a free one") from None
         self.port = sock.getsockname()[1]
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        shown = public_host(self.host, self.allow_hosts)  # 0.0.0.0 is no address a client can use
+        host = f"[{shown}]" if ":" in shown else shown
         self.url = f"http://{host}:{self.port}{MCP_PATH}"
         for s in self.seats:
             s.url = self.url
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=2, ws="none")
+                                timeout_graceful_shutdown=2, ws="none", http=guarded_protocol(self.limits, seats),
+                                timeout_keep_alive=self.limits.idle_timeout)  # type: ignore[arg-type]
         self._uvicorn = _InProcessUvicorn(config)
         self._task = asyncio.create_task(self._uvicorn.serve(sockets=[sock]), name="agentworld-mcp")
         while not self._uvicorn.started:
@@ -346,7 +380,8 @@ class EpisodeMcpServer:
     def _malformed(self, name: str, arguments: Any) -> str | None:
         allowed = [t.name for t in self.tools]
         if name not in allowed:
-            return f"Unknown tool {name!r}; tools: {', '.join(allowed)}."
+            shown = name if len(str(name)) <= 60 else f"{str(name)[:57]}..."
+            return f"Unknown tool {shown!r}; tools: {', '.join(allowed)}."
         try:
             TOOLS[name].parse(arguments)
         except ToolArgsError as exc:
@@ -420,6 +455,13 @@ class EpisodeMcpServer:
             return prompts.render_system(task, me, self.episode.world.rules)
         except Exception:  # prompts or world not ready: a plain brief from the task fields
             return compose_brief(task, agent)
+
+
+def _live_sessions(mcp: FastMCP) -> set[str] | None:
+    """Session ids the SDK's session manager still serves (None if this SDK version hides them)."""
+    manager = getattr(mcp, "_session_manager", None)
+    instances = getattr(manager, "_server_instances", None)
+    return set(instances) if isinstance(instances, dict) else None
 
 
 def compose_brief(task: Any, agent_id: str) -> str:

@@ -228,8 +228,10 @@ async def test_mixed_seats_external_clients_with_an_in_process_oracle(tmp_path):
     assert [e.tool for e in turn_events(ep)] == ["transfer_items", "transfer_items", "chat"]
 
 
-async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp_path):
+async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp_path, monkeypatch):
     from agentworld.mcp_server.plugin import serve_episode
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # the default seats folder: private, outside the run
     from agentworld.mcp_server.seats import read_seats_file
 
     announced = asyncio.get_running_loop().create_future()
@@ -258,7 +260,10 @@ async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp
                                  world=EmbeddedWorld(fixture_world(), seed=0), announce=announce)
     await client
     assert result.success and result.framework == "mcp"
-    assert (tmp_path / "ep" / "seats.json").stat().st_mode & 0o077 == 0  # tokens: owner only
+    seats_path = announced.result()
+    assert seats_path == tmp_path / "agentworld" / "seats-mcp_relay-s0.json"
+    assert seats_path.stat().st_mode & 0o077 == 0 and seats_path.parent.stat().st_mode & 0o077 == 0  # owner only
+    assert not (tmp_path / "ep" / "seats.json").exists()  # tokens stay out of the episode folder
     assert (tmp_path / "ep" / "result.json").exists() and (tmp_path / "ep" / "trajectory.jsonl").exists()
 
 

@@ -170,3 +170,19 @@ def test_model_facing_schemas_have_no_repetition_bounds_and_validation_keeps_the
     with pytest.raises(ToolArgsError, match="at most 2000 characters"):
         TOOLS["complete"].parse({"response": "x" * 2001})
     assert TOOLS["complete"].parse({"response": "x" * 2000}).response == "x" * 2000
+
+
+def test_call_gives_the_validated_arguments_and_lengths_stay_out_of_the_schemas():
+    w = make_world(players=[spec("a", "alice", 27, 5, inventory={"logs": 2})])
+    result, parsed = TOOLS["move_character"].call(w, "a", {"x": "26", "y": 5})
+    assert result.ok and parsed == {"x": 26, "y": 5}  # what the world acted on, not the raw "26"
+    result, parsed = TOOLS["craft_item"].call(w, "a", {"skill": " fletching ", "item_key": "stick"})
+    assert parsed == {"skill": "Fletching", "itemKey": "stick", "count": 1}
+    result, parsed = TOOLS["chat"].call(w, "a", {"message": "x" * 1_000_000})
+    assert not result.ok and parsed is None and len(result.text) < 300 and "1,000,000 characters" in result.text
+    for t in TOOLS.values():
+        validated = t.args.model_json_schema(by_alias=True)["properties"]
+        for name, prop in validated.items():  # every string argument has a maximum length in validation
+            kinds = prop.get("anyOf", [prop])
+            if any(k.get("type") == "string" and "enum" not in k for k in kinds):
+                assert any("maxLength" in k for k in kinds), f"{t.name}.{name} has no maximum length"

@@ -58,6 +58,7 @@ class GateRecord:
     result: ToolResult | None = None
     refused: list[RefusedCall] = field(default_factory=list)
     tool_s: float = 0.0  # time the world spent executing the call
+    parsed: dict[str, Any] | None = None  # the arguments as validated (what the world acted on)
 
 
 class GatePort:
@@ -147,7 +148,7 @@ class TurnGate:
             removed = " (chat is disabled in this game)" if tool in TOOLS else ""
             result = ToolResult.fail("unknown_tool", f"Unknown tool '{tool}'{removed}. Tools: {known}.")
         else:
-            result = spec.execute(self.world, agent_id, arguments)
+            result, rec.parsed = spec.call(self.world, agent_id, arguments)
         rec.tool_s = time.perf_counter() - t0
         rec.result = result
         self._first_call.set()
@@ -399,6 +400,7 @@ class Episode:
         event = TurnEvent(
             step=self._step, round=rnd, agent=agent_id, username=agent.username, tool=rec.tool,
             arguments=rec.arguments if isinstance(rec.arguments, dict) or rec.arguments is None else {"_raw": repr(rec.arguments)},
+            parsed_arguments=rec.parsed,
             ok=result.ok, result=result.text, error=error, effects=result.effects, refused=refused,
             counts_as_action=counts, status=status, thinking=outcome.thinking, tokens_in=outcome.tokens_in,
             tokens_out=outcome.tokens_out, model_latency_s=outcome.model_latency_s, harness_s=harness,

@@ -60,7 +60,8 @@ class TurnEvent(BaseModel):
     agent: str  # agent id (YAML key)
     username: str
     tool: str | None  # None: no tool call this turn
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = None  # as the agent sent them
+    parsed_arguments: dict[str, Any] | None = None  # as validated: what the world acted on (None: refused)
     ok: bool = False
     result: str = ""  # the text the agent saw
     error: ErrorKind | None = None

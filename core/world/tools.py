@@ -20,6 +20,13 @@ from .effects import ToolResult
 from .api import World
 
 
+# Every string argument has a maximum length, enforced by the argument model's validation (a model or an
+# external client can send megabytes); json_schema() states it in the description, not as maxLength.
+KEY_MAX = 100  # item keys, usernames
+ID_MAX = 200  # instance ids ("oak_tree#412")
+EXCERPT = 60  # characters of a bad value shown back in an error
+
+
 class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True)
 
@@ -40,7 +47,8 @@ class NoArgs(ToolArgs):
 
 class EquipArgs(ToolArgs):
     index: int | None = Field(None, ge=0, description="Inventory slot index, as shown in [brackets] in your inventory.")
-    item_key: str | None = Field(None, alias="itemKey", description="Item key, as an alternative to index.")
+    item_key: str | None = Field(None, alias="itemKey", max_length=KEY_MAX,
+                                 description="Item key, as an alternative to index.")
 
     @model_validator(mode="after")
     def _one_of(self) -> "EquipArgs":
@@ -50,7 +58,8 @@ class EquipArgs(ToolArgs):
 
 
 class TargetArgs(ToolArgs):
-    target_instance: str = Field(alias="targetInstance", min_length=1, description="Instance id from the Nearby list.")
+    target_instance: str = Field(alias="targetInstance", min_length=1, max_length=ID_MAX,
+                                 description="Instance id from the Nearby list.")
 
     @field_validator("target_instance", mode="before")
     @classmethod
@@ -67,7 +76,7 @@ CraftSkill = Literal["Crafting", "Smithing", "Fletching", "Cooking", "Smelting"]
 
 class CraftArgs(ToolArgs):
     skill: CraftSkill = Field(description="Production skill of the recipe.")
-    item_key: str = Field(alias="itemKey", min_length=1, description="Key of the item to make.")
+    item_key: str = Field(alias="itemKey", min_length=1, max_length=KEY_MAX, description="Key of the item to make.")
     count: int = Field(1, ge=1, le=50, description="How many to make (the paper used 1, 5 or 10).")
 
     @field_validator("skill", mode="before")
@@ -85,8 +94,8 @@ class ChatArgs(ToolArgs):
 
 
 class TransferArgs(ToolArgs):
-    target_player: str = Field(alias="targetPlayer", min_length=1, description="Teammate's username.")
-    item_key: str = Field(alias="itemKey", min_length=1, description="Key of the item to give.")
+    target_player: str = Field(alias="targetPlayer", min_length=1, max_length=KEY_MAX, description="Teammate's username.")
+    item_key: str = Field(alias="itemKey", min_length=1, max_length=KEY_MAX, description="Key of the item to give.")
     count: int = Field(1, ge=1, description="How many to give.")
 
 
@@ -114,16 +123,21 @@ class ToolSpec:
             raise ToolArgsError(self._explain(exc)) from None
 
     def execute(self, world: World, agent_id: str, raw: dict[str, Any] | None) -> ToolResult:
+        return self.call(world, agent_id, raw)[0]
+
+    def call(self, world: World, agent_id: str, raw: dict[str, Any] | None) -> tuple[ToolResult, dict[str, Any] | None]:
+        """Validate and execute; the result and the validated arguments (paper names, JSON values: what the
+        world acted on, e.g. ``{"x": 449}`` for a raw ``"449"``), or None when validation refused them."""
         try:
             args = self.parse(raw)
         except ToolArgsError as exc:
-            return ToolResult.fail("bad_args", str(exc))
-        return self.run(world, agent_id, args)
+            return ToolResult.fail("bad_args", str(exc)), None
+        return self.run(world, agent_id, args), args.model_dump(mode="json", by_alias=True)
 
     def _explain(self, exc: ValidationError) -> str:
         parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        for err in exc.errors()[:5]:
+            loc = _excerpt(".".join(str(p) for p in err["loc"]) or "arguments", bare=True)
             if err["type"] == "extra_forbidden":
                 allowed = ", ".join(self.parameter_names()) or "none"
                 parts.append(f"unknown argument '{loc}' (allowed: {allowed})")
@@ -131,7 +145,9 @@ class ToolSpec:
                 parts.append(f"missing argument '{loc}'")
             else:
                 got = err.get("input")
-                got_s = f" (got {got!r})" if not isinstance(got, dict) else ""
+                got_s = f" (got {_excerpt(got)})" if not isinstance(got, (dict, list)) else ""
+                if isinstance(got, str) and len(got) > EXCERPT:
+                    got_s = f" (got {len(got):,} characters: {_excerpt(got)})"
                 parts.append(f"argument '{loc}': {err['msg']}{got_s}")
         return f"{self.name}: " + "; ".join(parts) + f". Example: {self.example}"
 
@@ -169,6 +185,12 @@ class ToolSpec:
     def openai_schema(self) -> dict[str, Any]:
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": self.json_schema()}}
+
+
+def _excerpt(value: Any, bare: bool = False) -> str:
+    """A short form of a bad value for an error text: the model (or client) gets the point, not its megabyte back."""
+    text = str(value) if bare else repr(value)
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 3] + "..."
 
 
 class ToolArgsError(ValueError):
