@@ -288,3 +288,36 @@ def test_cli_near_and_sources(world):
     assert res.exit_code == 0 and "trout_spot" in res.output
     res = runner.invoke(_cli(), ["world", "sources", "unobtainium"])
     assert res.exit_code != 0 and "unknown item 'unobtainium'" in res.output
+
+
+def test_marker_labels_never_overlap_even_for_16_neighbouring_spawns():
+    from agentworld.core.world.render import _overlap, place_labels
+
+    # the spawns of task_37_four_corners: 16 agents on neighbouring tiles, 24 px per tile
+    spawns = [(447, 400), (448, 399), (448, 400), (448, 401), (449, 399), (449, 400), (449, 401), (450, 398),
+              (450, 399), (450, 400), (450, 401), (450, 402), (451, 399), (451, 400), (451, 401), (452, 400)]
+    anchors = [(24 * (x - 440), 24 * (y - 390)) for x, y in spawns]
+    sizes = [(30.0, 16.0)] * len(anchors)
+    avoid = [(150.0, 240.0, 230.0, 256.0)]  # a station name already drawn there
+    boxes = place_labels(anchors, sizes, gap=11, bounds=(0, 0, 1000, 1000), avoid=avoid)
+    assert len(boxes) == 16
+    assert all(_overlap(a, b) == 0 for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert all(_overlap(b, avoid[0]) == 0 for b in boxes)
+    # no label covers any spawn's marker
+    marks = [(x - 11, y - 11, x + 11, y + 11) for x, y in anchors]
+    assert all(_overlap(b, m) == 0 for b in boxes for m in marks)
+    assert place_labels(anchors, sizes, gap=11, bounds=(0, 0, 1000, 1000), avoid=avoid) == boxes
+
+
+def test_render_with_a_crowded_task_draws(tmp_path):
+    from PIL import Image
+
+    from agentworld.core.tasks.task import find_task
+    from agentworld.core.world.datapack import load_world
+    from agentworld.core.world.render import Marker, render_map
+
+    task = find_task("task_37_four_corners")
+    markers = [Marker(a.x, a.y, a.username, "spawn") for a in task.agents]
+    out = render_map(load_world(), tmp_path / "t.png", scale=24, markers=markers, window=(430, 380, 470, 420))
+    with Image.open(out) as img:
+        assert img.size[0] > 41 * 24

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -199,12 +200,17 @@ def test_variants_across_tasks_and_report_tables(tmp_path: Path, small_tasks: li
 def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, small_tasks: list[str]):
     out = tmp_path / "run"
     res = invoke("run", "--task", small_tasks[0], "--task", small_tasks[1], "--framework", "oracle",
-                 "--cce", "grounded", "--out", str(out), "--no-progress")
+                 "--framework", "random", "--cce", "grounded", "--out", str(out), "--no-progress")
     assert res.exit_code == 0, res.output
-    for r in read_results_file(out / "results.jsonl"):  # scored before being recorded
-        assert json.loads((out / "episodes" / r.episode_id / "cce.json").read_text())["cce"] > 0
+    results = read_results_file(out / "results.jsonl")
+    for r in results:  # scored before being recorded
+        cce = json.loads((out / "episodes" / r.episode_id / "cce.json").read_text())["cce"]
+        assert cce > 0 if r.success else cce == 0
+    failed = [r for r in results if not r.success]
+    assert len(failed) == 2 and len(results) == 4
     html_path = tmp_path / "report.html"
-    res = invoke("report", str(out), "--html", str(html_path))
+    # room for 3 of the 4 episodes: the sample takes the failed ones first
+    res = invoke("report", str(out), "--html", str(html_path), "--max-viewer-episodes", "3")
     assert res.exit_code == 0, res.output
     page = html_path.read_text()
     # Self-contained: no external scripts, styles or images.
@@ -223,26 +229,46 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
              f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
              "--virtual-time-budget=3000", "--dump-dom", url], capture_output=True, text=True, timeout=90)
 
-    proc = dump_dom(html_path.as_uri())
-    dom = proc.stdout
-    assert 'data-viewer-ready="1"' in dom, proc.stderr[-2000:]
-    assert "data-js-error=" not in dom
-    # The page logs nothing: any console line (an uncaught error, console.error, a warning) is a failure.
-    console_lines = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
-    assert console_lines == []
+    def load(url: str) -> str:
+        proc = dump_dom(url)
+        dom = proc.stdout
+        assert 'data-viewer-ready="1"' in dom, proc.stderr[-2000:]
+        assert "data-js-error=" not in dom
+        # The page logs nothing: any console line (an uncaught error, console.error, a warning) is a failure.
+        assert [line for line in proc.stderr.splitlines() if ":CONSOLE" in line] == []
+        # every label on the map was placed clear of the others (measured in the browser)
+        assert 'data-label-overlaps="0"' in dom
+        return dom
+
+    def options(dom: str) -> list[str]:
+        sel = dom[dom.index('id="ep-select"'):]
+        return re.findall(r"<option[^>]*>([^<]*)</option>", sel[: sel.index("</select>")])
+
+    dom = load(html_path.as_uri())
     assert 'id="lanes"' in dom and "<polyline" in dom  # the timeline and the agents' paths were drawn
     cce_svg = dom[dom.index('id="cce"'):]
     assert "<circle" in cce_svg[: cce_svg.index("</svg>")]  # the causal graph was drawn
+    # failed episodes are in the viewer (both of them, though only 3 of 4 episodes fit)
+    assert sum(o.startswith("✗") for o in options(dom)) == 2 and len(options(dom)) == 3
+    assert 'id="transcript"' in dom and 'id="f-task"' in dom
+    # a filter from the URL (what the tables' links set): only the failed episode of that task
+    dom = load(html_path.as_uri() + f"#task={failed[0].task_id}&outcome=failed")
+    assert options(dom) == [o for o in options(dom) if o.startswith("✗")] and len(options(dom)) == 1
+    assert failed[0].task_id in options(dom)[0]
+    # an unknown episode id says so, visibly
+    dom = load(html_path.as_uri() + "#episode=no-such-episode")
+    missing = dom[dom.index('id="ep-missing"'):]
+    assert "no-such-episode is not an episode or task of these runs" in missing[: missing.index("</div>")]
 
     # The world state at round 1, rebuilt in the browser from the trajectory's AgentStatus records.
     from agentworld.core.play.records import TurnEvent
     from agentworld.core.play.trajectory import read_events
 
-    second = read_results_file(out / "results.jsonl")[1]
+    second = next(r for r in results if r.success)
     events = read_events(out / "episodes" / second.episode_id / "trajectory.jsonl")
     first_turn = next(e for e in events if isinstance(e, TurnEvent) and e.round == 1 and e.status)
-    proc = dump_dom(html_path.as_uri() + f"#episode={second.episode_id}&round=1")
-    state = proc.stdout[proc.stdout.index('id="state"'):]
+    dom = load(html_path.as_uri() + f"#episode={second.episode_id}&round=1")
+    state = dom[dom.index('id="state"'):]
     assert 'data-round="1"' in state[:200]
     row = state[state.index(f">{first_turn.username}<"):]
     row = row[: row.index("</tr>")]

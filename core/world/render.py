@@ -32,6 +32,50 @@ class Marker:
     kind: str = "target"
 
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+def _overlap(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def place_labels(anchors: list[tuple[float, float]], sizes: list[tuple[float, float]], gap: float,
+                 bounds: Box | None = None, avoid: list[Box] = ()) -> list[Box]:
+    """Boxes for labels of size ``sizes`` near ``anchors`` that do not overlap each other or the anchors.
+
+    Greedy, in order: each label tries eight directions around its anchor at growing distances and takes
+    the first box that overlaps nothing placed so far (labels, the anchors' own markers, ``gap`` wide, and
+    the ``avoid`` boxes: text already drawn), else the least overlapping one; callers draw a leader line
+    when a box ends up far from its anchor.
+    """
+    markers = [(x - gap, y - gap, x + gap, y + gap) for x, y in anchors] + list(avoid)
+    placed: list[Box] = []
+    dirs = [(1, -1), (1, 1), (-1, -1), (-1, 1), (1, 0), (-1, 0), (0, -1), (0, 1)]
+    for (ax, ay), (w, h) in zip(anchors, sizes):
+        best, best_cost = None, float("inf")
+        for ring in range(1, 9):
+            d = gap * (1 + 1.6 * (ring - 1))
+            for dx, dy in dirs:
+                x0 = ax + dx * d - (w if dx < 0 else w / 2 if dx == 0 else 0)
+                y0 = ay + dy * d - (h if dy < 0 else h / 2 if dy == 0 else 0)
+                box = (x0, y0, x0 + w, y0 + h)
+                if bounds and (box[0] < bounds[0] or box[1] < bounds[1] or box[2] > bounds[2] or box[3] > bounds[3]):
+                    continue
+                cost = sum(_overlap(box, o) for o in placed) + sum(_overlap(box, m) for m in markers)
+                if cost < best_cost:
+                    best, best_cost = box, cost
+                if cost == 0:
+                    break
+            if best_cost == 0:
+                break
+        if best is None:  # nothing fits inside the bounds: to the right of the anchor
+            best = (ax + gap, ay - h / 2, ax + gap + w, ay + h / 2)
+        placed.append(best)
+    return placed
+
+
 def _font(size: int) -> ImageFont.ImageFont:
     try:
         return ImageFont.load_default(size=size)
@@ -94,9 +138,12 @@ def render_map(world: LoadedWorld, out: str | Path, scale: float = 2.0, markers:
     def inside(x: float, y: float, margin: float = 0) -> bool:
         return wx0 - margin <= x <= wx1 + margin and wy0 - margin <= y <= wy1 + margin
 
+    drawn: list[Box] = []  # text on the map so far, which the task markers' numbers keep clear of
+
     def label(x: float, y: float, text: str, f=font, fill=(20, 20, 20), anchor="mm"):
-        draw.text((x, y), text, font=f, fill=fill, anchor=anchor, stroke_width=max(1, round(fs / 8)),
-                  stroke_fill=(255, 255, 255))
+        stroke = max(1, round(fs / 8))
+        draw.text((x, y), text, font=f, fill=fill, anchor=anchor, stroke_width=stroke, stroke_fill=(255, 255, 255))
+        drawn.append(draw.textbbox((x, y), text, font=f, anchor=anchor, stroke_width=stroke))
 
     # coordinate ticks along the top and left edges, for reading positions off the picture
     span = max(wx1 - wx0, wy1 - wy0)
@@ -150,21 +197,36 @@ def render_map(world: LoadedWorld, out: str | Path, scale: float = 2.0, markers:
                 label(mx + off, my + fs * 0.5, pt.name, small, fill=PORTAL_COLOR, anchor="lm")
             else:  # no room before the map's right edge: write it to the left
                 label(mx - off, my + fs * 0.5, pt.name, small, fill=PORTAL_COLOR, anchor="rm")
-    # task markers: numbered symbols here, names in the side panel
+    # task markers: numbered symbols here, names in the side panel; the numbers are placed so that none
+    # overlaps another (16 agents spawned on neighbouring tiles stay readable), with a leader line when a
+    # number had to move away from its symbol
     listed = []
+    shown = []
+    r = max(4, min(scale * 2, 10))
     for i, m in enumerate(markers or [], start=1):
         tag = f"{'S' if m.kind == 'spawn' else 'T'}{i}"
         listed.append((tag, m))
         if not inside(m.x, m.y):
             continue
         cx, cy = px(m.x, m.y)
-        r = max(4, min(scale * 2, 10))
         if m.kind == "spawn":
             draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=(30, 120, 255, 255), outline=(255, 255, 255), width=2)
         else:
             draw.line([cx - r, cy - r, cx + r, cy + r], fill=(230, 20, 20), width=3)
             draw.line([cx - r, cy + r, cx + r, cy - r], fill=(230, 20, 20), width=3)
-        label(cx + r + 2, cy - r, tag, small, fill=(30, 60, 160) if m.kind == "spawn" else (160, 20, 20), anchor="lb")
+        shown.append((tag, m, cx, cy))
+    sizes = []
+    for tag, *_ in shown:
+        x0, y0, x1, y1 = draw.textbbox((0, 0), tag, font=small, stroke_width=max(1, round(fs / 8)))
+        sizes.append((x1 - x0 + 2, y1 - y0 + 2))
+    boxes = place_labels([(cx, cy) for *_, cx, cy in shown], sizes, gap=r + 1, bounds=(0, 0, size[0], size[1]),
+                         avoid=list(drawn))
+    for (tag, m, cx, cy), box in zip(shown, boxes):
+        colour = (30, 60, 160) if m.kind == "spawn" else (160, 20, 20)
+        near_x, near_y = min(max(cx, box[0]), box[2]), min(max(cy, box[1]), box[3])
+        if abs(near_x - cx) + abs(near_y - cy) > 2.5 * r:
+            draw.line([cx, cy, near_x, near_y], fill=colour + (200,), width=1)
+        label(box[0] + 1, box[1] + 1, tag, small, fill=colour, anchor="lt")
     _legend(draw, world, small, title, x0=size[0], markers=listed, window=window)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
