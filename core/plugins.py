@@ -18,6 +18,7 @@ from . import hookspecs
 # Built-in plugins, by module path (relative to the installed package `agentworld`).
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.world.plugin",
+    "agentworld.plugins.worlds.paper_server",
     "agentworld.core.cli.world",
     "agentworld.core.runs.bench",
     "agentworld.core.cli.tasks",

@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .models import Rules
 
 
+class WorldUnavailable(RuntimeError):
+    """A world backend that cannot be reached after its retries (a game server that is down): an
+    infrastructure error. The episode ends with it (``end_reason: error``) and a resumed run reruns it."""
+
+
 class StackSpec(BaseModel):
     item: str
     count: int = 1
@@ -159,3 +164,6 @@ class World(ABC):
     @abstractmethod
     def snapshot(self) -> dict[str, Any]:
         """A JSON-able picture of the whole world state (``final_state.json``)."""
+
+    def close(self) -> None:
+        """Release what the world holds outside this process (a server backend logs its characters out)."""
