@@ -1,4 +1,4 @@
-"""``agentworld tasks list/show/validate`` and ``agentworld export`` (registered as a plugin)."""
+"""``agentworld tasks list/show/validate/port`` and ``agentworld export`` (registered as a plugin)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from .. import plugins
 from ..hookspecs import hookimpl
+from .backend import EMBEDDED, parse_world, world_options
 
 
 def _console():
@@ -19,7 +21,7 @@ def _console():
 
 @click.group("tasks")
 def tasks_group() -> None:
-    """Shipped tasks: list, show, validate."""
+    """Shipped tasks: list, show, validate, port."""
 
 
 @tasks_group.command("list")
@@ -84,17 +86,27 @@ def tasks_show(task_id: str) -> None:
 
 @tasks_group.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-def tasks_validate(files: tuple[Path, ...]) -> None:
-    """Validate task files against the world (default: every shipped task). Exit 1 on any error."""
+@world_options
+def tasks_validate(files: tuple[Path, ...], world: str | None, server_url: str | None,
+                   world_option: tuple[str, ...]) -> None:
+    """Validate task files against the world (default: every shipped task). Exit 1 on any error.
+
+    With --world paper-server the task's structure is checked here and its items, skills and spawns by the
+    server (scratch characters, logged out again)."""
     from ..tasks.task import SUITES, TaskError, load_task, suite_files
 
+    name, options = parse_world(world, server_url, world_option)
+    check = None if name == EMBEDDED else getattr(plugins.get("world", name), "validate_task", None)
     paths = list(files) or [p for s in SUITES for p in suite_files(s)]
     con = _console()
     bad = 0
     for p in paths:
         try:
-            t = load_task(p)
-        except TaskError as exc:
+            t = load_task(p, validate=name == EMBEDDED)
+            problems = check(t, **options) if check is not None else []
+            if problems:
+                raise TaskError(str(p), problems)
+        except (TaskError, ValueError) as exc:
             bad += 1
             con.print(f"[red]FAIL[/red] {exc}", highlight=False, soft_wrap=True)
             continue
@@ -107,9 +119,33 @@ def tasks_validate(files: tuple[Path, ...]) -> None:
             continue
         note = "" if t.verifiable else "  [yellow](unverifiable: no verifier)[/yellow]"
         con.print(f"[green]ok[/green]   {p}  ({t.id}, {len(t.agents)} agents){note}", highlight=False, soft_wrap=True)
-    con.print(f"{len(paths) - bad}/{len(paths)} task files valid")
+    con.print(f"{len(paths) - bad}/{len(paths)} task files valid" + (f" on {name}" if name != EMBEDDED else ""))
     if bad:
         sys.exit(1)
+
+
+@tasks_group.command("port")
+@click.argument("paper_task", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the ported task (default: PAPER_TASK_ported.yaml beside it).")
+def tasks_port(paper_task: Path, out: Path | None) -> None:
+    """Rewrite a task file of the paper's for the embedded world: items, skills and spawns mapped
+    (core/tasks/data/paper_mapping.yaml), and a plain list of what could not be mapped."""
+    from ..tasks.port import port_file
+    from ..tasks.task import TaskError, load_task
+
+    try:
+        dest, report = port_file(paper_task, out)
+    except (OSError, ValueError) as exc:  # yaml errors are ValueErrors too
+        raise click.ClickException(f"{paper_task}: {exc}") from None
+    for line in report.lines():
+        click.echo(("  " if line.startswith("mapped") else "! ") + line)
+    try:
+        load_task(dest)
+    except TaskError as exc:  # the table or the map changed under the port: say so, keep the file
+        click.echo(f"wrote {dest}, but it does not validate yet:\n{exc}")
+        sys.exit(1)
+    click.echo(f"wrote {dest} ({len(report.changed)} mapped, {len(report.unmapped)} not mapped); it validates")
 
 
 @click.command("export")

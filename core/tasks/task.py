@@ -105,6 +105,8 @@ class YamlLocation(_Yaml):
 
 class YamlAgent(_Yaml):
     username: str = Field(min_length=1)
+    # the paper's character password: accepted so that its files load, never used, kept or written
+    password: str | None = Field(None, repr=False)
     new_character: bool = True
     location: YamlLocation
     skill_levels: dict[str, int] = Field(default_factory=dict)
@@ -334,7 +336,16 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
         objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
-        verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=raw)
+        verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=_masked(raw, agent_keys))
+
+
+def _masked(raw: dict[str, Any], agent_keys: list[str]) -> dict[str, Any]:
+    """``raw`` without the agents' passwords (it is written to task.json and to the paper-format export)."""
+    out = dict(raw)
+    for key in agent_keys:
+        if isinstance(out[key], dict) and "password" in out[key]:
+            out[key] = {k: ("***" if k == "password" else v) for k, v in out[key].items()}
+    return out
 
 
 def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | None" = None) -> Task:
@@ -476,6 +487,41 @@ def validate_task(task: Task, world: "LoadedWorld | None" = None) -> list[Proble
     return problems
 
 
+def structure_problems(task: Task) -> list[Problem]:
+    """What can be checked without the world's data (for a world backend whose items and map we do not
+    have, such as a game server): world rules, verifier check names and parameters, the plan's tool calls."""
+    from ..world.tools import TOOLS, ToolArgsError
+    from .verify import Check, known_names, lookup
+
+    problems = _check_rules(task)
+    for i, spec in enumerate(task.verifier.checks if task.verifier else []):
+        check = lookup(spec.check)
+        if not isinstance(check, Check):
+            problems.append(Problem(f"verifier.checks[{i}].check", f"unknown check '{spec.check}'",
+                                    did_you_mean(spec.check, known_names("check"), "check")))
+            continue
+        try:
+            check.params.model_validate(spec.params)
+        except ValidationError as exc:
+            problems.append(Problem(f"verifier.checks[{i}]", f"bad parameters for '{spec.check}': "
+                                    + "; ".join(e["msg"] for e in exc.errors()), "fix the check's parameters"))
+    for agent_key, steps in (task.reference_solution or {}).items():
+        if agent_key not in task.agent_ids:
+            problems.append(Problem(f"reference_solution.{agent_key}", f"unknown agent '{agent_key}'",
+                                    did_you_mean(agent_key, task.agent_ids, "agent")))
+            continue
+        for j, step in enumerate(steps):
+            f = f"reference_solution.{agent_key}[{j}]"
+            if step.tool not in TOOLS:
+                problems.append(Problem(f"{f}.tool", f"unknown tool '{step.tool}'", did_you_mean(step.tool, TOOLS, "tool")))
+                continue
+            try:
+                TOOLS[step.tool].parse(step.args)
+            except ToolArgsError as exc:
+                problems.append(Problem(f"{f}.args", str(exc), "use the tool's parameter names and types"))
+    return problems
+
+
 def _check_rules(task: Task) -> list[Problem]:
     problems = []
     for key in task.world_rules:
@@ -516,11 +562,21 @@ def _check_items(field: str, stacks: list[YamlStack], w: WorldIndex, equip: bool
         f = f"{field}[{i}].item"
         item = w.items.get(s.item)
         if item is None:
-            problems.append(Problem(f, f"unknown item '{s.item}'", did_you_mean(s.item, w.items, "item key")))
+            problems.append(Problem(f, f"unknown item '{s.item}'", _item_fix(s.item, w)))
         elif equip and item.slot is None:
             problems.append(Problem(f, f"item '{s.item}' cannot be equipped (it has no equipment slot)",
                                     "move it to inventory_items"))
+        if s.enchant:
+            problems.append(Problem(f"{field}[{i}].enchant", f"enchant {s.enchant}: this world has no enchantments",
+                                    "remove enchant or set it to 0 (`agentworld tasks port` drops it)"))
     return problems
+
+
+def _item_fix(key: str, w: WorldIndex) -> str:
+    """The paper's mapped item when ``key`` is one of the paper's keys (``flask``), else the closest spelling."""
+    from .paper_mapping import paper_mapping
+
+    return paper_mapping().item_hint(key) or did_you_mean(key, w.items, "item key")
 
 
 def _check_agents(task: Task, w: WorldIndex) -> list[Problem]:
@@ -529,12 +585,14 @@ def _check_agents(task: Task, w: WorldIndex) -> list[Problem]:
     for a in task.agents:
         f = a.agent_id
         if not gmap.in_bounds(a.x, a.y):
+            near = _nearest_walkable(gmap, a.x, a.y)
             problems.append(Problem(f"{f}.location", f"spawn ({a.x},{a.y}) is off the map ({gmap.width}x{gmap.height})",
-                                    f"use 0 <= x < {gmap.width} and 0 <= y < {gmap.height}"))
+                                    f"use 0 <= x < {gmap.width} and 0 <= y < {gmap.height}; the nearest walkable "
+                                    f"tile is ({near[0]},{near[1]})"))
         elif not gmap.walkable(a.x, a.y):
-            near = gmap.nearest_walkable(a.x, a.y, max_radius=20)
-            fix = f"the nearest walkable tile is ({near[0]},{near[1]})" if near else "pick a walkable tile"
-            problems.append(Problem(f"{f}.location", f"spawn ({a.x},{a.y}) is blocked ({gmap.biome_at(a.x, a.y)})", fix))
+            near = _nearest_walkable(gmap, a.x, a.y)
+            problems.append(Problem(f"{f}.location", f"spawn ({a.x},{a.y}) is blocked ({gmap.biome_at(a.x, a.y)})",
+                                    f"the nearest walkable tile is ({near[0]},{near[1]})"))
         for skill, level in a.skills.items():
             if skill not in SKILLS:
                 problems.append(Problem(f"{f}.skill_levels.{skill}", f"unknown skill '{skill}'",
@@ -581,6 +639,14 @@ def _check_fits(task: Task, a: AgentDef, w: WorldIndex) -> list[Problem]:
         else:
             used[item.slot] = i
     return problems
+
+
+def _nearest_walkable(gmap: Any, x: int, y: int) -> tuple[int, int]:
+    """The walkable tile nearest to (x, y) clamped onto the map: close by first, then as far as it takes."""
+    cx, cy = min(max(x, 0), gmap.width - 1), min(max(y, 0), gmap.height - 1)
+    near = gmap.nearest_walkable(cx, cy, max_radius=20) or gmap.nearest_walkable(cx, cy, max_radius=gmap.width + gmap.height)
+    assert near is not None, "a map without walkable land"
+    return near
 
 
 def _check_verifier(task: Task, w: WorldIndex) -> list[Problem]:
