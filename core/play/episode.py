@@ -35,7 +35,7 @@ from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
 from ..tasks.variants import Variant, apply_variant, get_variant
 from .coordinator import brief_note, hub_tools
 from ..tasks.verify import VerifyResult, verify
-from ..world.api import PlayerState, World
+from ..world.api import PlayerState, World, WorldUnavailable
 
 Progress = Callable[[Any], None]
 
@@ -86,6 +86,7 @@ class TurnGate:
         self._changed = asyncio.Event()
         self._first_call = asyncio.Event()
         self.stray: dict[str, list[RefusedCall]] = {}  # out-of-turn calls, reported on the caller's next turn
+        self.world_error: WorldUnavailable | None = None  # the world went away during a call: the episode ends
 
     # -- the episode's side ------------------------------------------------------------------------
     def open(self, agent_id: str, round: int) -> None:
@@ -148,7 +149,11 @@ class TurnGate:
             removed = " (chat is disabled in this game)" if tool in TOOLS else ""
             result = ToolResult.fail("unknown_tool", f"Unknown tool '{tool}'{removed}. Tools: {known}.")
         else:
-            result, rec.parsed = spec.call(self.world, agent_id, arguments)
+            try:
+                result, rec.parsed = spec.call(self.world, agent_id, arguments)
+            except WorldUnavailable as exc:  # not the agent's doing; the episode ends after this turn
+                self.world_error = exc
+                result = ToolResult.fail("infra", f"The game world is unavailable: {exc}")
         rec.tool_s = time.perf_counter() - t0
         rec.result = result
         self._first_call.set()
@@ -191,12 +196,17 @@ class TurnGate:
 # ---------------------------------------------------------------------------------------------------
 # The episode
 # ---------------------------------------------------------------------------------------------------
-def make_world(task: Task, seed: int) -> World:
-    """The default backend: the embedded engine with the task's world rule overrides."""
-    from ..world.datapack import load_world
-    from ..world.engine import EmbeddedWorld
+def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[str, Any] | None = None) -> World:
+    """The task's world with its rule overrides: the embedded engine (built in, no plugin host needed), or
+    another backend from the ``register_worlds`` registry with its options (``server_url``, ...)."""
+    if backend == "embedded" and not options:
+        from ..world.datapack import load_world
+        from ..world.engine import EmbeddedWorld
 
-    return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
+        return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
+    from .. import plugins
+
+    return plugins.get("world", backend)(dict(task.world_rules), seed=seed, **(options or {}))
 
 
 def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -> AgentStatus:
@@ -213,9 +223,11 @@ class Episode:
     def __init__(self, task: Task, team: Team, *, seed: int = 0, variant: str | Variant = "vanilla",
                  out_dir: str | Path | None = None, framework: str = "", model: str = "",
                  obs_format: str = "text", turn_timeout: float | None = None, progress: Progress | None = None,
-                 world: World | None = None, episode_id: str | None = None, played_task: Task | None = None):
+                 world: World | None = None, episode_id: str | None = None, played_task: Task | None = None,
+                 world_backend: str = "embedded", world_options: dict[str, Any] | None = None):
         """``task`` is the task as written; the episode plays ``apply_variant(task, variant, seed)``. A caller
-        that already made that transformed task (to build the team for it) passes it as ``played_task``."""
+        that already made that transformed task (to build the team for it) passes it as ``played_task``.
+        Without ``world`` the episode makes one (``make_world``: backend and options) and closes it at the end."""
         if obs_format not in ("text", "json"):
             raise ValueError(f"obs_format must be 'text' or 'json', got {obs_format!r}")
         self.variant = get_variant(variant)
@@ -231,9 +243,15 @@ class Episode:
         self.episode_id = episode_id or f"{task.id}-{self.variant.label}-s{seed}"
         self.agent_ids = self.task.agent_ids
         self.usernames = {a.agent_id: a.username for a in self.task.agents}
-        self.world = world if world is not None else make_world(self.task, seed)
-        for a in self.task.agents:
-            self.world.add_player(a.player_spec())
+        self._owns_world = world is None
+        self.world = world if world is not None else make_world(self.task, seed, world_backend, world_options)
+        try:
+            for a in self.task.agents:
+                self.world.add_player(a.player_spec())
+        except BaseException:
+            if self._owns_world:
+                self.world.close()
+            raise
         self.tools: dict[str, ToolSpec] = {n: t for n, t in TOOLS.items()
                                            if not (self.variant.remove_chat and t.is_chat)}
         self.coordinator = self.agent_ids[0]
@@ -312,6 +330,10 @@ class Episode:
         except (asyncio.CancelledError, KeyboardInterrupt):
             reason = "aborted"
             raise
+        except WorldUnavailable:  # an infrastructure error: recorded as one; a resumed run reruns the episode
+            reason = "error"
+            self._counts["infra"] += 1
+            raise
         except Exception:
             reason = "error"
             raise
@@ -320,7 +342,11 @@ class Episode:
             try:
                 await self.team.aclose()
             finally:
-                self._finish(reason, time.perf_counter() - wall0)
+                try:
+                    self._finish(reason, time.perf_counter() - wall0)
+                finally:
+                    if self._owns_world:
+                        self.world.close()
         assert self.result is not None
         return self.result
 
@@ -411,6 +437,8 @@ class Episode:
         record = time.perf_counter() - t2  # writing the event itself (not in its own harness_s: it is inside it)
         self.record_s += record
         self.harness_s += harness + record
+        if self.gate.world_error is not None:
+            raise self.gate.world_error
 
     def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool) -> None:
         c = self._counts
