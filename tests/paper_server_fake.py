@@ -639,10 +639,15 @@ class FakePaperServer:
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
         self._conns: set[socket.socket] = set()  # open keep-alive connections (a stopped server drops them)
+        self._stop_after: str | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def stop_after(self, path: str) -> None:
+        """Stop serving (as if killed) right after answering the next request to ``path``."""
+        self._stop_after = path
 
     def fail_next(self, count: int = 1, status: int = 500, path: str | None = None) -> None:
         """The next ``count`` requests (to ``path`` when given) answer ``status`` without touching the game."""
@@ -720,6 +725,9 @@ class FakePaperServer:
                     return 404, {"status": "error", "message": f"No endpoint {method} {path}"}
             except Refused as exc:
                 return exc.status, exc.body
+            if self._stop_after == path:
+                self._stop_after = None
+                threading.Thread(target=self.stop, daemon=True).start()
         return 200, {"status": "success", **out}
 
 

@@ -7,6 +7,7 @@ factory takes the task's world rule overrides and the backend's options (``Paper
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from pydantic import ValidationError
@@ -45,17 +46,16 @@ def validate_task(task: Any, *, server_url: str | None = None, **options: Any) -
 
     problems: list[Any] = list(structure_problems(task))
     world = make_paper_world(dict(task.world_rules) if not problems else None, server_url=server_url,
-                             **{**options, "prefix": None})
-    world.prefix = "awcheck_" + world.prefix
+                             **{**options, "prefix": f"awv{secrets.token_hex(3)}_"})
     try:
         for a in task.agents:
             try:
                 world.add_player(a.player_spec())
             except ValueError as exc:
-                text = str(exc).split(": the server refused its setup: ", 1)[-1]
+                text = str(exc).removeprefix(f"player {a.agent_id}: ").removeprefix("the server refused its setup: ")
                 for part in text.split("; "):
-                    problems.append(Problem(a.agent_id, f"the server refused: {part}",
-                                            "use the server's item keys, skill names and a spawn on its map"))
+                    problems.append(Problem(a.agent_id, part, "use the server's item keys, skill names and a "
+                                                              "spawn on its map"))
     except WorldUnavailable as exc:
         problems.append(Problem("(server)", str(exc), "start the server or fix --server-url"))
     finally:
