@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..core.cli.backend import parse_world, world_options
 from ..core.hookspecs import hookimpl
 
 
@@ -16,12 +17,14 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
                         seat_options: tuple[str, ...] = (), turn_timeout: float = 120.0, seed: int = 0,
                         variant: str = "vanilla", out_dir: str | None = None, model: str = "",
                         connect_timeout: float | None = None, announce: Any = None, world: Any = None,
-                        linger: float = 10.0, allow_hosts: tuple[str, ...] = (), limits: Any = None) -> Any:
+                        linger: float = 10.0, allow_hosts: tuple[str, ...] = (), limits: Any = None,
+                        world_backend: str = "embedded", world_options: dict[str, Any] | None = None) -> Any:
     """Run one episode whose external seats are played over MCP; returns the EpisodeResult.
 
     ``announce(server, seats_file_path)`` is called once the server listens and the seats file is written
     (the CLI prints connection instructions there; tests read the seats). ``task_ref`` is a task id, a YAML
-    path or a loaded Task; ``world`` replaces the default world (tests use a small one). After the episode
+    path or a loaded Task; ``world`` replaces the default world (tests use a small one), or
+    ``world_backend``/``world_options`` choose another backend (``paper-server`` with its ``server_url``). After the episode
     the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
     episode is over). ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py).
     The seats file goes to ``seats_path``, by default a private folder outside the episode folder."""
@@ -35,7 +38,9 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     from .turns import ExternalSeatsTeam, MixedTeam
 
     players = parse_seat_options(seat_options)
-    task = find_task(task_ref) if isinstance(task_ref, (str, Path)) else task_ref
+    # a server world's items and map are not ours: its tasks are checked by the server when the agents join
+    task = (find_task(task_ref, validate=world_backend == "embedded") if isinstance(task_ref, (str, Path))
+            else task_ref)
     # seats and in-process teams follow the task as the variant makes it (single_agent seats one agent)
     played = apply_variant(task, variant, seed)
     unknown = sorted(set(players) - set(played.agent_ids))
@@ -66,7 +71,8 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     team = MixedTeam(routes)
     out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
     episode = Episode(task, team, seed=seed, variant=variant, out_dir=out, framework="mcp",
-                      model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played)
+                      model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played,
+                      world_backend=world_backend, world_options=world_options)
     server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout,
                                     allow_hosts=allow_hosts, limits=limits).start()
     team.bind(server.tracker)
@@ -140,17 +146,21 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an idle keep-alive connection stays open.")
     @click.option("--session-idle-timeout", type=float, default=600.0, show_default=True,
                   help="Seconds an MCP session with no request stays open.")
+    @world_options
     def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
               turn_timeout: float, connect_timeout: float | None, seed: int, variant: str, model: str,
               out_dir: str | None, allow_hosts: tuple[str, ...], max_connections: int | None,
               max_sessions_per_seat: int, max_sessions: int | None, header_timeout: float, idle_timeout: float,
-              session_idle_timeout: float) -> None:
+              session_idle_timeout: float, world: str | None, server_url: str | None,
+              world_option: tuple[str, ...]) -> None:
         """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
         from ..core.tasks.task import TaskError
+        from ..core.world.api import WorldUnavailable
         from .guard import HttpLimits, is_loopback, transport_security
 
         if turn_timeout <= 0:
             raise click.BadParameter("must be > 0 seconds", param_hint="--turn-timeout")
+        backend, options = parse_world(world, server_url, world_option)
         try:
             limits = HttpLimits(header_timeout=header_timeout, idle_timeout=idle_timeout,
                                 max_connections=max_connections, max_sessions=max_sessions,
@@ -168,8 +178,9 @@ def register_commands(cli: Any) -> None:
             result = asyncio.run(serve_episode(
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
-                connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits))
-        except (TaskError, ValueError, KeyError) as exc:
+                connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits,
+                world_backend=backend, world_options=options or None))
+        except (TaskError, ValueError, KeyError, WorldUnavailable) as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:
             raise click.ClickException("interrupted: the episode folder holds everything recorded so far") from None

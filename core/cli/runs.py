@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hookspecs import hookimpl
+from .backend import parse_world, world_options
 from ..play.records import EpisodeResult, StartEvent, TickEvent, TurnEvent
 from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
 from ..runs.runner import RunDir, needs_retry
@@ -342,6 +343,7 @@ def _parse_prices(values: tuple[str, ...]) -> dict[str, list[float]]:
 @click.option("--turn-timeout", type=float, help="Seconds an agent has for one turn.")
 @click.option("--max-attempts", type=int,
               help="An episode that errors the same way this many times is failed for good, not retried [default: 3].")
+@world_options
 @click.option("--executor", type=click.Choice(["local", "dask"]), help="Where episodes run [default: local].")
 @click.option("--workers", "dask_workers", type=int, help="Dask: local worker processes [default: 2].")
 @click.option("--scheduler", "dask_scheduler", help="Dask: address of an existing scheduler.")
@@ -355,7 +357,8 @@ def _parse_prices(values: tuple[str, ...]) -> dict[str, list[float]]:
 def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[str, ...],
             frameworks: tuple[str, ...], models: tuple[str, ...], variants: tuple[str, ...],
             rate_limits: tuple[str, ...], prices: tuple[str, ...], out: Path | None, resume: Path | None, no_progress: bool,
-            as_json: bool, **flags: Any) -> None:
+            as_json: bool, world: str | None, server_url: str | None, world_option: tuple[str, ...],
+            **flags: Any) -> None:
     """Run episodes: one task (live view + result table) or a grid over tasks, frameworks, models,
     variants and trials (live board), from flags or a YAML run spec (SPEC_FILE).
 
@@ -383,6 +386,8 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     if cce_model:
         fields["cce_options"] = {"model": cce_model}
     model_options = {MODEL_FLAGS[k]: fields.pop(k) for k in list(fields) if k in MODEL_FLAGS}
+    if world or server_url or world_option:
+        fields["world"], fields["world_options"] = parse_world(world, server_url, world_option)
     try:
         if resume is not None:
             if spec_file or tasks or fields.get("suite"):

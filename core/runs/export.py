@@ -82,6 +82,7 @@ def _mobs(ev: TurnEvent) -> list[dict[str, Any]]:
     out = []
     for k in ev.effects.kills:
         name, max_hp = types.get(k.mob, (k.mob, 0))
+        name = k.name or name  # a server world names its own mobs (our data pack's names are not its)
         out.append({"instance": k.instance, "key": k.mob, "name": name, "level": k.level, "hitPoints": 0,
                     "maxHitPoints": max_hp})
     target = ev.effects.target or str((ev.arguments or {}).get("targetInstance", ""))

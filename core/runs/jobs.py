@@ -34,6 +34,8 @@ class EpisodeJob:
     options: dict[str, Any] = field(default_factory=dict)
     obs_format: str = "text"
     turn_timeout: float | None = None
+    world: str = "embedded"  # the world backend and its options (server_url, ...)
+    world_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def provider(self) -> str:
@@ -82,9 +84,9 @@ def load_job_task(job: EpisodeJob) -> Any:
         p = Path(job.task_path)
         key = (str(p.resolve()), p.stat().st_mtime)
         if key not in _TASK_CACHE:
-            _TASK_CACHE[key] = task_mod.load_task(p)
+            _TASK_CACHE[key] = task_mod.load_task(p, validate=job.world == "embedded")
         return _TASK_CACHE[key].model_copy(deep=True)
-    return task_mod.find_task(job.task_id)
+    return task_mod.find_task(job.task_id, validate=job.world == "embedded")
 
 
 ProgressFn = Callable[[Any], None]
@@ -147,7 +149,8 @@ async def run_episode_job(job: EpisodeJob, out_dir: Path, progress: ProgressFn |
         team = _RateLimitedTeam(team, limiter)
     episode = Episode(task, team, seed=job.seed, variant=job.variant, out_dir=out_dir, framework=job.framework,
                       model=job.model, obs_format=job.obs_format, turn_timeout=job.turn_timeout,
-                      progress=progress, episode_id=job.episode_id, played_task=played)
+                      progress=progress, episode_id=job.episode_id, played_task=played, world_backend=job.world,
+                      world_options=job.world_options)
     result = await episode.run()
     if result.episode_id != job.episode_id:
         # The runner's id is the one resume matches on; keep the episode's own files consistent with it.

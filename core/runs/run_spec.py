@@ -57,6 +57,10 @@ class RunSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Extra framework options (TeamSpec.options).")
     obs_format: str = "text"
     turn_timeout: float | None = None
+    # --- the world ---
+    world: str = Field("embedded", description="World backend: embedded, or paper-server (docs/paper-server.md).")
+    world_options: dict[str, Any] = Field(default_factory=dict,
+                                          description="Options of the world backend: server_url, poll_s, ...")
     # --- scoring ---
     cce_judge: str | None = Field(None, description="Judge that writes cce.json after each episode (e.g. grounded).")
     cce_options: dict[str, Any] = Field(default_factory=dict, description="Judge options: model, base_url, ...")
@@ -105,15 +109,16 @@ class RunSpec(BaseModel):
                              f"not {'a key' if len(v) > 20 else repr(v)}")
         return v
 
-    @field_validator("options", "cce_options")
+    @field_validator("options", "cce_options", "world_options")
     @classmethod
     def _no_secrets(cls, v: dict[str, Any]) -> dict[str, Any]:
         for key in v:
             if _SECRET_KEY_NAMES.search(str(key)):
                 raise ValueError(f"{key} looks like a secret; put the key in an environment variable "
                                  f"and name it with api_key_env (secrets are never written to a run)")
-        if isinstance(v.get("base_url"), str):  # e.g. the judge's endpoint: written to the manifest too
-            _refuse_credentials_in_url(v["base_url"])
+        for url_key in ("base_url", "server_url"):  # e.g. the judge's endpoint: written to the manifest too
+            if isinstance(v.get(url_key), str):
+                _refuse_credentials_in_url(v[url_key])
         return v
 
     @field_validator("prices")

@@ -79,10 +79,11 @@ def select_tasks(spec: RunSpec) -> list[Any]:
     from ..tasks import task as task_mod
 
     chosen: list[Any] = []
+    check = spec.world == "embedded"  # a server world's items and map are not ours: the server checks them
     for ref in spec.tasks:
-        chosen.append(task_mod.find_task(ref))  # an id of a shipped task, or a path to a task YAML
+        chosen.append(task_mod.find_task(ref, validate=check))  # an id of a shipped task, or a task YAML path
     if spec.suite:
-        chosen.extend(task_mod.load_suite(spec.suite))
+        chosen.extend(task_mod.load_suite(spec.suite, validate=check))
     seen: set[str] = set()
     unique = [t for t in chosen if not (t.id in seen or seen.add(t.id))]
     for t in unique:
@@ -149,7 +150,8 @@ def plan_grid(spec: RunSpec, tasks: Iterable[Any]) -> tuple[list[EpisodeJob], li
                             task_path=str(path) if path else None, category=getattr(t, "category", None),
                             n_agents=len(t.agents), framework=framework, model=model, variant=variant,
                             seed=seed, team_factory=spec.team_factory, options=dict(options),
-                            obs_format=spec.obs_format, turn_timeout=spec.turn_timeout))
+                            obs_format=spec.obs_format, turn_timeout=spec.turn_timeout, world=spec.world,
+                            world_options=dict(spec.world_options)))
     return jobs, na
 
 

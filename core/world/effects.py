@@ -63,6 +63,7 @@ class Kill(BaseModel):
     instance: str  # mob instance id
     level: int
     by: str  # agent id
+    name: str = ""  # the mob's display name when the world says it (a game server's), else from the data pack
 
 
 class Harvest(BaseModel):

@@ -398,7 +398,7 @@ class PaperActions:
         name = str(mob.get("name"))
         if killed:
             eff.kills.append(Kill(mob=view.mob_key(name), instance=str(target_instance), level=int(mob.get("level") or 1),
-                                  by=c.agent_id))
+                                  by=c.agent_id, name=name))
             c.kills[view.mob_key(name)] += 1
             loot = [g for g in after.get("groundItems") or [] if str(g.get("instance")) not in ground_before
                     and _dist((int(g["x"]), int(g["y"])), (int(mob["x"]), int(mob["y"]))) <= 2]
