@@ -116,6 +116,11 @@ def _announce(server: Any, path: Path) -> None:
 
 @hookimpl
 def register_commands(cli: Any) -> None:
+    from ..core.runs.bench import bench_group
+    from .bench import mcp_load
+
+    bench_group.add_command(mcp_load)
+
     @cli.command("serve")
     @click.option("--task", "task_ref", required=True, help="Task id or path to a task YAML file.")
     @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (loopback by default).")

@@ -1,0 +1,250 @@
+"""What ``agentworld bench scale|harness|startup|concurrency`` measure. Each returns rows plus the floor they
+are compared with, measured in the same run (this machine is shared and noisy: the ratio is the solid part).
+
+- scale: N agents (a generated task, spawned round the map's landmarks, or ``packed`` into one village)
+  play the random team through the full episode layer, trajectory written; each N runs in a fresh process
+  so its RSS is its own. Floor: the cost per agent-turn at the smallest N.
+- harness: the random team on a shipped task; the per-turn cost of the episode layer (observation, prompts,
+  gate, recording: ``harness_s`` minus the tool) against the world's own execution of the same calls,
+  replayed on a fresh world (the floor).
+- startup: wall time of commands in fresh processes (``agentworld --help``, the README's first episode, a
+  warm ``load_world()``) against a bare ``python -c pass`` (the floor).
+- concurrency: K identical episodes whose team sleeps like a model call before each move, run together in
+  one process; speed-up over one episode alone (the floor) against the ideal K.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+KIT = ("axe", "pickaxe", "fishing_rod", "knife", "hammer", "cooked_trout", "logs", "copper_ore", "tin_ore")
+SKILLS = {"lumberjacking": 10, "mining": 10, "fishing": 10, "accuracy": 10, "strength": 10, "defense": 10,
+          "health": 10, "crafting": 5, "smithing": 5, "smelting": 5, "fletching": 5, "cooking": 5}
+
+
+def rss_mb() -> float:
+    """This process's resident set size now (Linux /proc; the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        import resource
+
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return kb / 1024 if sys.platform != "darwin" else kb / 2**20
+
+
+# -- scale -----------------------------------------------------------------------------------------------
+def scale_task(agents: int, rounds: int, packed: bool = False, seed: int = 0) -> Any:
+    """A generated task: ``agents`` agents with a gatherer's kit, spread round every landmark (or packed into
+    the first village), a verifier that cannot pass (so every round is played) and respawning deaths."""
+    from ..tasks.task import AgentDef, CheckSpec, Objectives, Task, VerifierSpec, YamlStack
+    from ..world.datapack import load_world
+
+    w = load_world()
+    rng = random.Random(seed)
+    kit = [YamlStack(item=k, count=5 if w.item(k).stackable else 1) for k in KIT if w.has_item(k)]
+    marks = w.data.landmarks[:1] if packed else w.data.landmarks
+    spread = 15 if packed else 25
+    out = []
+    for i in range(agents):
+        lm = marks[i % len(marks)]
+        x, y = w.map.nearest_walkable(lm.x + rng.randint(-spread, spread), lm.y + rng.randint(-spread, spread), 60) \
+            or (lm.x, lm.y)
+        out.append(AgentDef(agent_id=f"agent_{i + 1}", username=f"player{i + 1}", x=x, y=y, skills=SKILLS,
+                            inventory=kit, role="gatherer"))
+    return Task(id=f"bench_scale_{agents}", name=f"{agents} agents", description="Benchmark: agents act at random.",
+                objectives=Objectives(primary="none (benchmark)"), rounds=rounds, max_action_steps=rounds + 1,
+                agents=out, world_rules={"death": "respawn"},
+                verifier=VerifierSpec(checks=[CheckSpec(check="item_count", item="staff", count=10**6),
+                                              CheckSpec(check="all_alive")]))
+
+
+def scale_once(agents: int, rounds: int, packed: bool = False, seed: int = 0) -> dict[str, float]:
+    """One size, in this process: the median time of a round (turns, tick, verifier, recording)."""
+    from ..play.episode import Episode
+    from ..play.policies import PolicyTeam, RandomPolicy
+    from ..play.records import TickEvent
+
+    task = scale_task(agents, rounds, packed, seed)
+    marks: list[float] = []
+
+    def progress(event: Any) -> None:
+        if isinstance(event, TickEvent):
+            marks.append(time.perf_counter())
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ep = Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=tmp, framework="random",
+                     progress=progress)
+        start = [0.0]
+        first = ep._turn
+
+        async def timed_turn(agent_id: str, rnd: int) -> None:  # the clock starts at the first turn
+            if not start[0]:
+                start[0] = time.perf_counter()
+            await first(agent_id, rnd)
+
+        ep._turn = timed_turn  # type: ignore[method-assign]
+        asyncio.run(ep.run())
+        rss = rss_mb()
+    rounds_s = [b - a for a, b in zip([start[0], *marks], marks)]
+    ms = statistics.median(rounds_s) * 1000
+    return {"agents": agents, "ms_per_round": round(ms, 3), "ms_per_agent_turn": round(ms / agents, 4),
+            "rss_mb": round(rss, 1)}
+
+
+def bench_scale(sizes: list[int], rounds: int, packed: bool = False, seed: int = 0) -> dict[str, Any]:
+    """Every size in a fresh process (so RSS is that size's own); rows in the order given."""
+    rows = []
+    for n in sizes:
+        code = ("import json, sys; from agentworld.core.runs.bench_play import scale_once; "
+                f"print(json.dumps(scale_once({n}, {rounds}, {packed!r}, {seed})))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"bench scale with {n} agents failed:\n{out.stderr[-2000:]}")
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {"rows": rows}
+
+
+# -- harness -----------------------------------------------------------------------------------------------
+def bench_harness(task_id: str = "task_08_convoy", rounds: int = 30, seeds: int = 3) -> dict[str, Any]:
+    """Per turn: the episode layer (``harness_s`` less the tool) against the world running the same calls."""
+    from ..play.episode import Episode
+    from ..play.policies import PolicyTeam, RandomPolicy
+    from ..play.records import TurnEvent
+    from ..play.trajectory import read_events
+    from ..tasks.task import find_task
+
+    task = find_task(task_id).model_copy(update={"rounds": rounds})
+    layer: list[float] = []
+    world: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(seeds):
+            out = Path(tmp) / f"s{seed}"
+            asyncio.run(Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=out).run())
+            events = read_events(out)
+            tool_s = replay(task, seed, events)
+            turns = [e for e in events if isinstance(e, TurnEvent)]
+            for e, t in zip(turns, tool_s):
+                world.append(t)
+                layer.append(max(0.0, e.harness_s - t))
+    return {"task": task_id, "turns": len(layer), "layer_ms": statistics.mean(layer) * 1000,
+            "world_ms": statistics.mean(world) * 1000}
+
+
+def replay(task: Any, seed: int, events: list[Any]) -> list[float]:
+    """The recorded calls executed straight on a fresh world (same seed and order, ticks between rounds,
+    agents retired where the episode retired them): the time of each call, in turn order (0: no call)."""
+    from ..play.episode import make_world
+    from ..play.records import TickEvent, TurnEvent
+    from ..tasks.variants import apply_variant
+    from ..world.tools import TOOLS
+
+    played = apply_variant(task, "vanilla", seed)
+    w = make_world(played, seed)
+    for a in played.agents:
+        w.add_player(a.player_spec())
+    used = {a.agent_id: 0 for a in played.agents}
+    times = []
+    for e in events:
+        if isinstance(e, TurnEvent):
+            t0 = time.perf_counter()
+            if e.tool in TOOLS:
+                TOOLS[e.tool].execute(w, e.agent, e.arguments)
+            times.append(time.perf_counter() - t0 if e.tool in TOOLS else 0.0)
+            used[e.agent] += e.counts_as_action
+            if used[e.agent] >= played.max_action_steps and w.player_state(e.agent).active:
+                w.remove_player(e.agent, "max_action_steps")
+        elif isinstance(e, TickEvent):
+            w.end_round(e.round)
+    return times
+
+
+# -- startup -----------------------------------------------------------------------------------------------
+STARTUP_WARM_LOAD = ("import time; from agentworld.core.world.datapack import load_world; t = time.perf_counter(); "
+                     "load_world(); print((time.perf_counter() - t) * 1000)")
+
+
+def bench_startup(repeat: int = 5) -> dict[str, Any]:
+    """Median wall time of each command in a fresh process; the README's episode writes to a temp folder."""
+    exe = Path(sys.executable).with_name("agentworld")
+    agentworld = [str(exe)] if exe.exists() else [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = {
+            "python -c pass (floor)": [sys.executable, "-c", "pass"],
+            "agentworld --help": [*agentworld, "--help"],
+            "agentworld run --task task_01_staff --framework oracle": [
+                *agentworld, "run", "--task", "task_01_staff", "--framework", "oracle", "--out", str(Path(tmp) / "runs")],
+        }
+        subprocess.run([sys.executable, "-c", STARTUP_WARM_LOAD], capture_output=True)  # warm the world cache
+        rows = []
+        for name, cmd in commands.items():
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+                times.append((time.perf_counter() - t0) * 1000)
+                if done.returncode != 0:
+                    raise RuntimeError(f"`{name}` failed:\n{done.stderr[-2000:]}")
+            rows.append({"command": name, "ms": statistics.median(times)})
+        loads = [float(subprocess.run([sys.executable, "-c", STARTUP_WARM_LOAD], capture_output=True, text=True,
+                                      check=True).stdout.strip()) for _ in range(repeat)]
+        rows.append({"command": "load_world() with a warm cache (in process)", "ms": statistics.median(loads)})
+    return {"rows": rows, "floor_ms": rows[0]["ms"]}
+
+
+# -- concurrency -------------------------------------------------------------------------------------------
+class SleepyTeam:
+    """The oracle's moves, each after ``latency`` seconds of sleep (a stand-in for a model call)."""
+
+    def __init__(self, task: Any, seed: int, latency: float):
+        from ..play.policies import PolicyTeam, make_policy
+
+        self.inner = PolicyTeam(make_policy("oracle", task, seed))
+        self.latency = latency
+
+    async def start(self, episode: Any) -> None:
+        return None
+
+    async def act(self, turn: Any) -> Any:
+        await asyncio.sleep(self.latency)
+        return await self.inner.act(turn)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _episodes(task: Any, k: int, latency: float, out: Path) -> float:
+    from ..play.episode import Episode
+
+    eps = [Episode(task, SleepyTeam(task, 0, latency), seed=0, out_dir=out / f"e{i}", framework="sleepy")
+           for i in range(k)]
+    t0 = time.perf_counter()
+    await asyncio.gather(*(e.run() for e in eps))
+    return time.perf_counter() - t0
+
+
+def bench_concurrency(counts: list[int], latency: float = 0.2, task_id: str = "task_01_staff") -> dict[str, Any]:
+    from ..tasks.task import find_task
+    from ..world.datapack import load_world
+
+    load_world()
+    task = find_task(task_id)
+    with tempfile.TemporaryDirectory() as tmp:
+        single = asyncio.run(_episodes(task, 1, latency, Path(tmp) / "single"))
+        rows = []
+        for k in counts:
+            wall = asyncio.run(_episodes(task, k, latency, Path(tmp) / f"k{k}"))
+            speedup = k * single / wall
+            rows.append({"episodes": k, "wall_s": wall, "speedup": speedup, "efficiency": speedup / k})
+    return {"task": task_id, "latency_s": latency, "single_s": single, "rows": rows}

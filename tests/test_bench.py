@@ -1,0 +1,63 @@
+"""`agentworld bench ...`: every command runs on tiny sizes and its --json form has the documented shape.
+
+No figure is asserted (timings are for benchmarks, never for tests); only that each is there and sane."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from agentworld.core.cli import _load_commands, cli
+
+_load_commands()
+
+
+def run_json(*args: str) -> dict:
+    res = CliRunner().invoke(cli, ["bench", *args, "--json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_scale_json_is_exactly_rows_of_the_four_figures():
+    out = run_json("scale", "--agents", "2,3", "--rounds", "2")
+    assert list(out) == ["rows"]
+    assert [r["agents"] for r in out["rows"]] == [2, 3]
+    for r in out["rows"]:
+        assert set(r) == {"agents", "ms_per_round", "ms_per_agent_turn", "rss_mb"}
+        assert r["ms_per_round"] > 0 and r["rss_mb"] > 0
+        assert r["ms_per_agent_turn"] == pytest.approx(r["ms_per_round"] / r["agents"], rel=1e-2)
+
+
+def test_bad_sizes_are_refused_naming_the_option():
+    res = CliRunner().invoke(cli, ["bench", "scale", "--agents", "10,lots"])
+    assert res.exit_code != 0 and "--agents" in res.output and "10,100,1000" in res.output
+
+
+def test_harness_json_and_table():
+    out = run_json("harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1")
+    assert out["turns"] > 0 and out["world_ms"] > 0 and out["layer_ms"] > 0
+    assert out["ratio"] == pytest.approx(out["layer_ms"] / out["world_ms"])
+    res = CliRunner().invoke(cli, ["bench", "harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1"],
+                             terminal_width=200, catch_exceptions=False)
+    assert res.exit_code == 0 and "ratio to floor" in res.output and "floor" in res.output
+
+
+def test_concurrency_json():
+    out = run_json("concurrency", "--episodes", "2", "--latency", "0.001")
+    assert out["single_s"] > 0 and [r["episodes"] for r in out["rows"]] == [2]
+    assert set(out["rows"][0]) == {"episodes", "wall_s", "speedup", "efficiency"}
+
+
+def test_startup_json():
+    out = run_json("startup", "--repeat", "1")
+    names = [r["command"] for r in out["rows"]]
+    assert names[0].startswith("python -c pass") and "agentworld --help" in names
+    assert out["floor_ms"] == out["rows"][0]["ms"] and all(r["ms"] > 0 for r in out["rows"])
+
+
+def test_mcp_load_json_over_real_clients():
+    out = run_json("mcp-load", "--clients", "2", "--rounds", "2")
+    assert out["mcp"]["calls"] == out["in_process"]["calls"] == 4
+    assert out["mcp"]["client_rc"] == 0 and out["ratio"] > 0
