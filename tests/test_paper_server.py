@@ -73,9 +73,10 @@ def test_setup_realises_the_agent_block_on_a_prefixed_character(fake, world):
 def test_setup_refusals_name_the_agent_and_what_the_server_refused(fake, world):
     with pytest.raises(ValueError) as err:
         world.add_player(lumberjack(inventory=[StackSpec(item="flaxx")], skills={"lumberjacking": 5, "sailing": 3},
-                                    x=5000, y=3))
+                                    x=5000, y=3, equipment=[StackSpec(item="axe", enchant=2)]))
     text = str(err.value)
     assert "agent_1" in text and "flaxx" in text and "sailing" in text and "(5000,3)" in text
+    assert "enchant 2" in text
 
 
 # ---------------------------------------------------------------------------------------------- movement
@@ -354,3 +355,13 @@ def test_close_logs_every_character_out(fake):
     name = w.chars["agent_1"].name
     w.close()
     assert fake.game.players[name].token is None
+
+
+def test_a_dead_character_cannot_act_and_stays_dead(fake, world):
+    world.add_player(lumberjack())
+    server_player(fake, world, "agent_1").hp = 0
+    tick = world.end_round(1)
+    assert tick.effects.deaths == ["agent_1"] and not world.player_state("agent_1").alive
+    for r in (world.move_character("agent_1", 52, 40), world.sleep("agent_1", 1), world.chat("agent_1", "hi"),
+              world.craft_item("agent_1", "fletching", "stick", 1)):
+        assert not r.ok and r.error == "dead"

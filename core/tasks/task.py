@@ -187,8 +187,8 @@ class AgentDef(BaseModel):
     def player_spec(self) -> PlayerSpec:
         return PlayerSpec(
             agent_id=self.agent_id, username=self.username, x=self.x, y=self.y, skills=dict(self.skills),
-            inventory=[StackSpec(item=s.item, count=s.count) for s in self.inventory],
-            equipment=[StackSpec(item=s.item, count=s.count) for s in self.equipment])
+            inventory=[StackSpec(item=s.item, count=s.count, enchant=s.enchant) for s in self.inventory],
+            equipment=[StackSpec(item=s.item, count=s.count, enchant=s.enchant) for s in self.equipment])
 
 
 class Task(BaseModel):

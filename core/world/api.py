@@ -28,6 +28,7 @@ class WorldUnavailable(RuntimeError):
 class StackSpec(BaseModel):
     item: str
     count: int = 1
+    enchant: int = 0  # the paper's enchantment level; task validation refuses it where a world has none
 
 
 class PlayerSpec(BaseModel):

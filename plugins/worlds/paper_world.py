@@ -138,6 +138,10 @@ class PaperServerWorld(PaperActions, World):
             except PaperRefusal as exc:
                 problems.append(f"skill {skill} level {level}: {exc.message}")
         stacks = [*spec.inventory, *spec.equipment]
+        for s in stacks:
+            if s.enchant:  # the API takes enchantments, but the reference does not say in which form
+                problems.append(f"item {s.item!r} enchant {s.enchant}: this backend cannot set enchantments "
+                                f"(their form in /ai/setInventory is not documented); use enchant 0")
         body = {"items": [{"key": s.item, "count": s.count} for s in stacks], "clearFirst": True}
         answer = self.call(c, "/ai/setInventory", body)
         for f in (answer.get("results") or {}).get("failedItems") or []:
