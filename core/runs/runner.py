@@ -29,7 +29,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 import traceback
@@ -309,9 +308,12 @@ def trailing_same(attempts: list[dict[str, Any]]) -> int:
 
 
 def environment_info() -> dict[str, Any]:
+    """Versions for the manifest; ``source`` says which commit the code came from however it was installed
+    (runs/provenance.py), ``git`` repeats its commit and dirtiness (None when unknown)."""
     from importlib import metadata
 
     from ... import __version__
+    from .provenance import source_version
 
     versions = {}
     for name in KEY_PACKAGES:
@@ -319,22 +321,10 @@ def environment_info() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
+    source = source_version()
+    git = {"commit": source["commit"], "dirty": source["dirty"]} if source["commit"] else None
     return {"agentworld": __version__, "python": platform.python_version(), "platform": platform.platform(),
-            "packages": versions, "git": git_info()}
-
-
-def git_info() -> dict[str, Any] | None:
-    repo = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=3)
-        if commit.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=3)
-        return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+            "packages": versions, "git": git, "source": source}
 
 
 def new_run_id(spec: RunSpec) -> str:

@@ -1,0 +1,65 @@
+"""The manifest records the source version however agentworld was installed (core/runs/provenance.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from agentworld.core.runs import provenance
+from agentworld.core.runs.runner import environment_info
+
+INSTALLED = provenance.PACKAGE_ROOT  # the package as imported (a checkout, or site-packages after `pip install .`)
+REPO = Path(__file__).resolve().parents[1]  # the source tree the tests live in
+
+
+def _git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_built_wheel_carries_the_commit_it_was_built_from(tmp_path: Path):
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing to record")
+    src = tmp_path / "src"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(src)], check=True, timeout=120)
+    head = _git("rev-parse", "HEAD", cwd=src)
+    # what `pip install .` does: build a wheel from the source folder (offline, no isolation)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                           "--no-index", str(src), "-w", str(tmp_path / "dist")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = (tmp_path / "dist").glob("agentworld-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        info = json.loads(zf.read("agentworld/_source.json"))
+    assert info == {"commit": head, "dirty": False, "recorded": "build"}
+
+
+def test_an_installed_package_reads_its_build_record(tmp_path: Path, monkeypatch):
+    (tmp_path / provenance.SOURCE_FILE).write_text(json.dumps({"commit": "abc123", "dirty": False}))
+    monkeypatch.setattr(provenance, "direct_url", lambda: {"url": "file:///src/agentworld", "dir_info": {}})
+    assert provenance.source_version(tmp_path) == {"commit": "abc123", "dirty": False, "from": "build",
+                                                   "url": "file:///src/agentworld"}
+
+
+def test_a_vcs_install_and_an_unknown_source(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(provenance, "direct_url", lambda: {"url": "https://example.org/agentworld.git",
+                                                            "vcs_info": {"vcs": "git", "commit_id": "f00d"}})
+    out = provenance.source_version(tmp_path)
+    assert out["commit"] == "f00d" and out["from"] == "pip vcs install"
+    monkeypatch.setattr(provenance, "direct_url", lambda: None)
+    assert provenance.source_version(tmp_path) == {"commit": None, "dirty": None, "from": "unknown"}
+
+
+def test_the_manifest_environment_names_the_source():
+    env = environment_info()
+    assert set(env["source"]) >= {"commit", "dirty", "from"}
+    if (INSTALLED / ".git").exists() and shutil.which("git"):  # running from a checkout (editable install)
+        assert env["source"]["from"] == "git checkout"
+        assert env["git"]["commit"] == _git("rev-parse", "HEAD", cwd=INSTALLED)
+    elif (INSTALLED / provenance.SOURCE_FILE).is_file():  # a non-editable install: the build's record
+        assert env["source"]["from"] == "build" and env["git"]["commit"] == env["source"]["commit"]
