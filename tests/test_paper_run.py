@@ -117,6 +117,18 @@ def test_a_server_killed_mid_episode_is_an_infrastructure_error_and_resume_finis
     assert r["success"] and r["infra_errors"] == 0
 
 
+@pytest.mark.anyio
+async def test_serve_seats_play_on_the_server(fake, tmp_path):
+    from agentworld.mcp_server.plugin import serve_episode
+
+    options = {"server_url": fake.url, **{k: float(v) for k, v in (o.split("=") for o in FAST)}}
+    options["retries"] = 1
+    result = await serve_episode(str(TASK), seat_options=("agent_1=oracle", "agent_2=oracle", "agent_3=oracle"),
+                                 out_dir=str(tmp_path / "ep"), seats_path=str(tmp_path / "seats.json"), linger=0,
+                                 world_backend="paper-server", world_options=options)
+    assert result.success and result.infra_errors == 0
+
+
 def test_paper_server_options_are_checked_up_front(tmp_path):
     res = run("run", "--task", str(TASK), "--framework", "oracle", "--world", "paper-server", "--out", str(tmp_path / "x"))
     assert res.exit_code == 2 and "--server-url" in res.output

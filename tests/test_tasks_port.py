@@ -118,3 +118,26 @@ def test_the_port_command(tmp_path):
     assert res.exit_code == 0 and "1/1 task files valid" in res.output
     bad = CliRunner().invoke(cli, ["tasks", "port", str(tmp_path / "missing.yaml")])
     assert bad.exit_code == 2 and "does not exist" in bad.output
+
+
+# the item keys of the paper's task files (shared/reference/paper-format.md section 3.2)
+PAPER_KEYS = """apple arrow axe bead bluesword firebead firestaff fishingpole flask goldbar healthpotion heavysword
+leatherarmor leatherboots lightningbead lightningstaff manapotion pickaxe platearmor staff sword woodenbow logs
+willowlogs stick staff woodenbow sword2 stew stew2 bowlmedium mushroom2 corn tomato blueberry silverring goldring
+goldensword goldenbow naturestaff icestaff ironore ironbar coal bronzebar goldbar shrimp cookedshrimp bucket
+wolfarmor""".split()
+PAPER_SKILLS = "accuracy strength defense health magic archery lumberjacking mining fishing cooking smithing crafting " \
+               "fletching foraging".split()
+
+
+def test_the_mapping_table_covers_the_papers_keys_and_names_only_what_exists_here():
+    from agentworld.core.world.models import SKILLS
+
+    m, w = paper_mapping(), world_index()
+    assert set(PAPER_KEYS) <= set(m.items)
+    assert all(ours in w.items for ours in m.items.values() if ours is not None)
+    assert m.items["flask"] in w.items and w.items[m.items["flask"]].heal > 0  # a healing drink, not flax
+    assert w.items[m.items["leatherarmor"]].slot == "body"
+    assert all(m.skills[s] in SKILLS for s in PAPER_SKILLS)
+    places = [m.places.default, *m.places.words.values(), *m.places.skills.values()]
+    assert all(p in w.landmarks for p in places)
