@@ -134,6 +134,9 @@ def test_paper_server_options_are_checked_up_front(tmp_path):
     assert res.exit_code == 2 and "--server-url" in res.output
     res = run("run", "--task", str(TASK), "--world", "nowhere", "--out", str(tmp_path / "y"))
     assert res.exit_code == 2 and "unknown world 'nowhere'" in res.output
+    res = run("run", "--task", str(TASK), "--world", "paper-server", "--server-url", "http://127.0.0.1:9",
+              "--variant", "random_spawn", "--out", str(tmp_path / "z"))
+    assert res.exit_code == 1 and "random_spawn draws spawns from the embedded world's map" in res.output
 
 
 def test_tasks_validate_asks_the_server(fake, tmp_path):

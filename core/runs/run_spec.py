@@ -137,6 +137,9 @@ class RunSpec(BaseModel):
                              "(--suite main|augmented)")
         if not self.frameworks:
             raise ValueError("frameworks is empty: name at least one (e.g. oracle)")
+        if self.world != "embedded" and any(v.split(":")[0] == "random_spawn" for v in self.variants):
+            raise ValueError(f"variant random_spawn draws spawns from the embedded world's map; it does not apply "
+                             f"to world {self.world} (docs/paper-server.md)")
         if not self.variants:
             raise ValueError("variants is empty: use [vanilla] for the standard protocol")
         if self.seeds is not None and len(self.seeds) == 0:
