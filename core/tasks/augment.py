@@ -121,6 +121,13 @@ def _named_agent(task: Task) -> str:
     return task.agents[0].agent_id
 
 
+def _add_to_plan_text(raw: Raw, sentence: str, first: bool = False) -> None:
+    """Keep the task's shared plan (shown by the shared-plan variants) true to the changed task."""
+    plan = str(raw.get("shared_plan") or "").strip()
+    if plan:
+        raw["shared_plan"] = f"{sentence} {plan}" if first else f"{plan} {sentence}"
+
+
 # -- split_role -----------------------------------------------------------------------------------------
 def _split_role(task: Task, raw: Raw) -> Iterator[Raw]:
     if _everyone_somewhere(task):
@@ -154,6 +161,8 @@ def _split_role(task: Task, raw: Raw) -> Iterator[Raw]:
                 note = (f"\n(This task: your {moved['item']} is with {name}, the porter, who starts about "
                         f"{abs(spawn[0] - a.x) + abs(spawn[1] - a.y)} tiles away and brings it.)")
                 out[a.agent_id]["guideline"] = (out[a.agent_id].get("guideline") or "") + note
+                _add_to_plan_text(out, f"First {name}, the porter, brings the {moved['item']} to {a.username}.",
+                                  first=True)
                 rebuilt = {k: v for k, v in out.items() if k not in _agent_keys(out)}
                 order = [new_key, *_agent_keys(out)]  # the porter acts first in every round
                 blocks = {new_key: porter, **{k: out[k] for k in _agent_keys(out)}}
@@ -203,6 +212,7 @@ def _far_spawn(task: Task, raw: Raw) -> Iterator[Raw]:
         plan[a.agent_id] = prelude + list(plan.get(a.agent_id, []))
     out["reference_solution"] = plan
     out["max_action_steps"] = int(raw.get("max_action_steps", task.max_action_steps)) + longest
+    _add_to_plan_text(out, "Everyone starts 20 to 35 tiles out and first walks back to their usual post.", first=True)
     yield out
 
 
@@ -230,6 +240,7 @@ def _extra_leg(task: Task, raw: Raw) -> Iterator[Raw]:
         obj["primary"] = (obj["primary"].rstrip() + f" Then {me.username} brings it to {lm.name} "
                           f"(around ({lm.x},{lm.y})).")
         out["success_criteria"] = list(out.get("success_criteria") or []) + [f"{me.username} ends at {lm.name}"]
+        _add_to_plan_text(out, f"Finally {me.username} walks to {lm.name} ({lm.x},{lm.y}).")
         walk = walk_steps(task, end, goal)
         _steps(out, holder).extend({"tool": s.tool, "args": dict(s.args)} for s in walk)
         out["max_action_steps"] = int(raw.get("max_action_steps", task.max_action_steps)) + len(walk)
