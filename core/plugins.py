@@ -39,6 +39,24 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 )
 
 
+# The built-in plugins that add commands, in the order above. The command line builds its commands from
+# these and from entry points alone, so `agentworld --help` imports no framework, judge or verifier; a
+# command that needs the registries reaches the full host when it runs. (tests/test_startup.py checks
+# that this lists exactly the built-in plugins with a register_commands hook.)
+COMMAND_PLUGINS: tuple[str, ...] = (
+    "agentworld.core.cli.world",
+    "agentworld.core.runs.bench",
+    "agentworld.core.cli.tasks",
+    "agentworld.mcp_server.plugin",
+    "agentworld.core.cli.cce",
+    "agentworld.core.cli.runs",
+    "agentworld.core.cli.prove",
+    "agentworld.core.cli.analyze",
+    "agentworld.core.cli.tables",
+    "agentworld.core.cli.augment",
+)
+
+
 @dataclass(frozen=True)
 class Registered:
     kind: str  # "framework" | "judge" | "verifier" | "world"
@@ -66,6 +84,21 @@ def get_plugin_manager() -> pluggy.PluginManager:
             _sources[pm.get_name(plugin) or repr(plugin)] = f"entrypoint:{dist}"
         _pm = pm
     return _pm
+
+
+def register_commands(cli: Any) -> None:
+    """Let every command plugin (built-in command modules, entry points, plugins registered by hand) add
+    its commands to ``cli``. Uses the full host once it exists; before that, a manager of the command
+    plugins only, which keeps start-up light."""
+    if _pm is not None:
+        _pm.hook.register_commands(cli=cli)
+        return
+    pm = pluggy.PluginManager("agentworld")
+    pm.add_hookspecs(hookspecs)
+    for path in COMMAND_PLUGINS:
+        pm.register(importlib.import_module(path), name=path)
+    pm.load_setuptools_entrypoints("agentworld")
+    pm.hook.register_commands(cli=cli)
 
 
 def _load_entrypoints(pm: pluggy.PluginManager) -> list[tuple[Any, str]]:

@@ -9,7 +9,6 @@ the in-process rate that the MCP path keeps.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import tempfile
@@ -46,6 +45,8 @@ def load_task(agents: int, rounds: int) -> Any:
 
 async def run_clients(seats_path: str, rounds: int) -> None:
     """The client process: one MCP session per seat, each calling ``sleep`` once per round."""
+    import asyncio
+
     from .clients import mcp_session
     from .seats import read_seats_file
 
@@ -71,6 +72,8 @@ def _calls(ep: Any) -> int:
 
 
 async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, float]:
+    import asyncio
+
     from ..core.play.episode import Episode
     from .seats import SeatsFile, write_seats_file
     from .server import EpisodeMcpServer
@@ -118,6 +121,8 @@ async def in_process(agents: int, rounds: int) -> dict[str, float]:
 
 
 def measure(clients: int, rounds: int, turn_timeout: float = 60.0) -> dict[str, Any]:
+    import asyncio
+
     floor = asyncio.run(in_process(clients, rounds))
     mcp = asyncio.run(over_mcp(clients, rounds, turn_timeout))
     return {"clients": clients, "rounds": rounds, "mcp": mcp, "in_process": floor,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -180,6 +179,8 @@ def register_commands(cli: Any) -> None:
                        f"proxy in front on untrusted networks. Accepted Host names: {', '.join(allow_hosts)}.",
                        err=True)
         try:
+            import asyncio
+
             result = asyncio.run(serve_episode(
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
@@ -203,6 +204,8 @@ def register_commands(cli: Any) -> None:
         if not token:
             raise click.UsageError("give the seat's token: --token TOKEN or env AGENTWORLD_TOKEN (see the seats file)")
         try:
+            import asyncio
+
             asyncio.run(run_bridge(url, token))
         except BridgeError as exc:
             raise click.ClickException(str(exc)) from None

@@ -41,7 +41,7 @@ def plugins_cmd(as_json: bool) -> None:
 
 
 def _load_commands() -> None:
-    plugins.get_plugin_manager().hook.register_commands(cli=cli)
+    plugins.register_commands(cli)
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import click
-import yaml
 
 EMBEDDED = "embedded"
 
@@ -23,6 +22,8 @@ def world_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def parse_world(world: str | None, server_url: str | None, pairs: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
     """(backend name, its options); a bad name, pair or a missing server URL is a click error naming the fix."""
+    import yaml
+
     from .. import plugins
 
     name = world or EMBEDDED

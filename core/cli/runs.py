@@ -7,7 +7,6 @@ running, the round of each running episode, SR so far, tokens and cost so far).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
@@ -16,17 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console, Group
-from rich.live import Live
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from ..hookspecs import hookimpl
 from .backend import parse_world, world_options
-from ..play.records import EpisodeResult, StartEvent, TickEvent, TurnEvent
-from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
-from ..runs.runner import RunDir, needs_retry
 
 # run flags that are model request options (ModelSpec fields, passed to every team as TeamSpec.options)
 MODEL_FLAGS = {"temperature": "temperature", "max_tokens": "max_tokens", "request_timeout": "timeout",
@@ -40,6 +31,8 @@ EXIT_INTERRUPTED = 130
 
 def make_console(stderr: bool = False) -> Console:
     """A rich console; piped output (files, CI logs) gets 200 columns instead of 80 squeezed ones."""
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     return Console(stderr=stderr, width=None if stream.isatty() else 200)
 
@@ -67,9 +60,13 @@ class SingleEpisodeView:
         self.task_id = ""
 
     def notice(self, text: str) -> None:
+        from rich.markup import escape
+
         self.console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
 
     def run_started(self, total: int, already_done: int) -> None:
+        from rich.live import Live
+
         self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=True)
         self.live.start()
 
@@ -79,6 +76,8 @@ class SingleEpisodeView:
                            f"{' · ' + job.model if job.model else ''} · {job.variant} · seed {job.seed}")
 
     def episode_event(self, job: Any, event: Any) -> None:
+        from ..play.records import StartEvent, TickEvent, TurnEvent
+
         if isinstance(event, StartEvent):
             self.max_rounds = event.max_rounds
         elif isinstance(event, TurnEvent):
@@ -90,6 +89,10 @@ class SingleEpisodeView:
             self.live.update(self._render())
 
     def _render(self) -> Any:
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
         head = Text.assemble(("Round ", "bold"), (f"{self.round}/{self.max_rounds or '?'}", "bold cyan"),
                              f"   checkpoints passed: {self.checkpoints}")
         table = Table(show_header=True, header_style="dim", box=None, pad_edge=False)
@@ -114,6 +117,9 @@ class SingleEpisodeView:
 
 
 def result_table(r: EpisodeResult, run_dir: Path | None = None) -> Table:
+    from rich.table import Table
+    from ..runs.runner import RunDir
+
     verdict = "[bold green]SUCCESS[/]" if r.success else ("[bold red]ERROR[/]" if r.end_reason == "error"
                                                           else "[bold yellow]FAILED[/]")
     t = Table(title=f"{r.task_id}: {verdict}", show_header=False, title_justify="left")
@@ -160,9 +166,13 @@ class ProgressBoard:
         self.t0 = time.monotonic()
 
     def notice(self, text: str) -> None:
+        from rich.markup import escape
+
         self.console.print(f"[yellow]damaged:[/] {escape(text)}", soft_wrap=True)
 
     def run_started(self, total: int, already_done: int) -> None:
+        from rich.live import Live
+
         self.total = total
         self.kept = already_done
         self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=True)
@@ -173,6 +183,8 @@ class ProgressBoard:
         self._refresh()
 
     def episode_event(self, job: Any, event: Any) -> None:
+        from ..play.records import StartEvent, TurnEvent
+
         row = self.running.get(job.episode_id)
         if row is None:
             return
@@ -185,6 +197,8 @@ class ProgressBoard:
         self._refresh()
 
     def episode_finished(self, job: Any, result: EpisodeResult) -> None:
+        from ..runs.runner import needs_retry
+
         self.running.pop(job.episode_id, None)
         self.done += 1
         self.successes += result.success
@@ -199,6 +213,10 @@ class ProgressBoard:
             self.live.update(self._render())
 
     def _render(self) -> Any:
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
         live_tokens = sum(r["tokens"] for r in self.running.values())
         sr = f"{self.successes / self.done:.1%}" if self.done else "-"
         psr = f"{self.psr_sum / self.done:.1%}" if self.done else "-"
@@ -237,6 +255,9 @@ def print_run_summary(summary: Any, console: Console) -> None:
 
 def first_error(run_dir: Path, r: EpisodeResult) -> str:
     """What went wrong in an errored episode: the harness error, else its first turn's infrastructure error."""
+    from ..play.records import TurnEvent
+    from ..runs.runner import RunDir
+
     if r.end_reason == "error":
         return r.message
     from ..play.trajectory import read_events
@@ -249,6 +270,10 @@ def first_error(run_dir: Path, r: EpisodeResult) -> str:
 
 
 def errored_episodes_table(summary: Any, limit: int = 20) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+    from ..runs.runner import needs_retry
+
     errored = [r for r in summary.results if needs_retry(r)]
     t = Table(title=f"{len(errored)} of {len(summary.results)} episode(s) errored: no result to report",
               title_justify="left")
@@ -264,6 +289,8 @@ def errored_episodes_table(summary: Any, limit: int = 20) -> Table:
 
 def error_files(run_dir: Path, results: list[EpisodeResult]) -> list[Path]:
     """The error.txt files the errored episodes left (only harness errors write one)."""
+    from ..runs.runner import RunDir, needs_retry
+
     found = (RunDir(run_dir).episode_dir(r.episode_id) / "error.txt" for r in results if needs_retry(r))
     return [p for p in found if p.is_file()]
 
@@ -369,6 +396,10 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle
     """
+    from rich.markup import escape
+    from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
+    from ..runs.runner import RunDir
+
     from ..runs.runner import NotApplicableRun, NullObserver, Runner, make_executor, new_run_id, unique_run_dir
 
     console = make_console(stderr=as_json)
@@ -437,6 +468,8 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
         observer = ProgressBoard(console, spec.concurrency)
     runner.observer = observer
     try:
+        import asyncio
+
         summary = asyncio.run(runner.run())
     except KeyboardInterrupt:
         if getattr(observer, "live", None) is not None:

@@ -10,7 +10,6 @@ tables offline: ``agentworld baselines --suite main --framework oracle``.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import json
 import sys
@@ -75,6 +74,8 @@ def run_rows(rows: tuple[TableRow, ...], fields: dict[str, Any], out: Path, *, f
         runner = Runner(spec, run_dir, jobs=jobs, not_applicable=na, executor=make_executor(spec),
                         resume=(run_dir / "manifest.json").is_file())
         runner.observer = ProgressBoard(console, spec.concurrency) if progress else NullObserver()
+        import asyncio
+
         asyncio.run(runner.run())
         folders[fw] = run_dir
     return folders, not_applicable
