@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,11 +63,12 @@ async def test_gate_refuses_second_call_and_other_agents(tmp_path):
     async def double(turn):
         seen["first"] = await turn.port.call("chat", {"message": "hello"})
         seen["second"] = await turn.port.call("sleep", {"seconds": 1})
-        seen["other"] = await turn.port.gate.call("agent_2", "sleep", {"seconds": 1})  # not agent_2's turn
+        seen["other"] = await ep.gate.call("agent_2", "sleep", {"seconds": 1})  # not agent_2's turn
         return None
 
     team = ScriptTeam({(1, "agent_1"): double})
     ep = Episode(base_task(rounds=2), team, out_dir=tmp_path)
+    assert [n for n in dir(ep.gate.port("agent_1")) if not n.startswith("_")] == ["agent_id", "call"]
     res = await ep.run()
     assert seen["first"].ok
     assert seen["second"].error == "refused" and "already acted this turn" in seen["second"].text
@@ -88,7 +90,7 @@ async def test_stray_call_with_no_later_turn_is_recorded_at_the_end(tmp_path):
 
     async def poke_earlier(turn):
         await turn.port.call("sleep", {"seconds": 1})
-        await turn.port.gate.call(earlier, "sleep", {"seconds": 2})  # as the agent whose turn has passed
+        await ep.gate.call(earlier, "sleep", {"seconds": 2})  # as the agent whose turn has passed
         return None
 
     ep = Episode(task, ScriptTeam({(1, last): poke_earlier}), out_dir=tmp_path)
@@ -176,11 +178,71 @@ async def test_timeout_infra_error_and_crashing_team(tmp_path):
     ev = turn_events(ep)
     assert ev[0].error == "timeout"
     assert ev[1].error == "infra" and ev[1].infra_error == "HTTP 503 after 3 retries"
-    assert ev[2].error == "infra" and "framework bug" in ev[2].infra_error
-    assert res.infra_errors == 2 and res.no_calls == 1
+    # the team's own exception is a harness error (with its traceback), not the model service's nor the agent's
+    assert ev[2].error == "harness_error" and ev[2].infra_error is None
+    assert "RuntimeError: framework bug" in ev[2].harness_error and "Traceback" in ev[2].harness_error
+    assert "not held against you" in ev[2].result
+    assert res.infra_errors == 1 and res.harness_errors == 1 and res.no_calls == 1
     # a lost model call is not the agent's failure: it does not use up an action step
     assert ep.actions_used == {"agent_1": 1, "agent_2": 0, "agent_3": 0}
     assert [e.counts_as_action for e in ev] == [True, False, False]
+
+
+async def test_a_model_that_does_not_answer_within_the_turn_timeout_is_an_infrastructure_error(tmp_path):
+    async def waiting_for_the_model(turn):
+        turn.trace.model_pending, turn.trace.pending_since = True, time.perf_counter()
+        await asyncio.sleep(5)
+
+    ep = Episode(base_task(rounds=1), ScriptTeam({(1, "agent_1"): waiting_for_the_model}), out_dir=tmp_path,
+                 turn_timeout=0.05)
+    res = await ep.run()
+    first = turn_events(ep)[0]
+    assert first.error == "infra" and "did not answer within the 0.05 s turn timeout" in first.infra_error
+    assert not first.counts_as_action and res.infra_errors == 1 and res.no_calls == 0
+    assert [(a.ok, a.error) for a in first.attempts] == [(False, "no answer within the 0.05 s turn timeout")]
+
+
+async def test_an_engine_exception_is_a_harness_error_and_the_episode_goes_on(tmp_path, monkeypatch):
+    from agentworld.core.world.engine import EmbeddedWorld
+
+    def broken_sleep(self, *a, **kw):
+        raise IndexError("engine bug")
+
+    monkeypatch.setattr(EmbeddedWorld, "sleep", broken_sleep)
+    ep = Episode(base_task(rounds=2), ScriptTeam({}), out_dir=tmp_path)  # every agent sleeps every turn
+    res = await ep.run()
+    ev = turn_events(ep)
+    assert len(ev) == 2 * len(ep.agent_ids) and res.end_reason == "round_budget"
+    assert all(e.error == "harness_error" and "IndexError: engine bug" in e.harness_error for e in ev)
+    assert all("the game engine failed" in e.result and not e.counts_as_action for e in ev)
+    assert res.harness_errors == len(ev) and res.tool_errors == 0 and res.actions == 0 and res.infra_errors == 0
+    assert all(n == 0 for n in ep.actions_used.values())
+
+
+async def test_whatever_a_model_sends_is_sanitised_and_cannot_end_the_episode(tmp_path):
+    deep: dict = {}
+    cur = deep
+    for _ in range(300):
+        cur["a"] = {}
+        cur = cur["a"]
+
+    async def surrogate(turn):
+        await turn.port.call("chat", {"message": "hi \ud800 there"})
+
+    async def nested(turn):
+        await turn.port.call("move_character", {"x": deep, "y": 1})
+
+    async def text(turn):
+        await turn.port.call("move_character", '{"x": 3, "y": ' + "[" * 5000)
+
+    team = ScriptTeam({(1, "agent_1"): surrogate, (1, "agent_2"): nested, (1, "agent_3"): text})
+    ep = Episode(base_task(rounds=1), team, out_dir=tmp_path)
+    res = await ep.run()
+    ev = [e for e in read_events(tmp_path) if isinstance(e, TurnEvent)]  # the file was written and reads back
+    assert ev[0].ok and ev[0].arguments == {"message": "hi \ufffd there"}
+    assert ev[1].error == "bad_args" and "cut: nested deeper" in json.dumps(ev[1].arguments)
+    assert ev[2].error == "bad_args" and "not valid JSON" in ev[2].result
+    assert res.end_reason == "round_budget" and res.tool_errors == 2
 
 
 # -- retirement and end reasons -------------------------------------------------------------------------------

@@ -8,10 +8,13 @@ ends on a passing verifier, when no agent is active, or at the round budget. Eve
 ``trajectory.jsonl`` as it happens (one flushed line per event), then ``result.json`` and
 ``final_state.json``.
 
-The :class:`TurnGate` is the one place that enforces turn order: the first call of the agent whose turn
-it is executes; any other call (out of turn, a second call in the turn, an agent that left) is refused
-with a :class:`ToolResult` the model can read (error ``refused``). External seats (MCP) use
-``wait_turn`` to block until their turn and ``wait_first_call`` to learn that the turn's action happened.
+The :class:`TurnGate` is the one place of the turn contract (docs/protocol.md): the first call of the agent
+whose turn it is is the turn's action, valid or not (a malformed call is an agent tool error that uses the
+turn); any other call (out of turn, a second call in the turn, an agent that left) is refused with a
+:class:`ToolResult` the model can read (error ``refused``); an engine exception is a ``harness_error``, not
+the agent's. The episode tells a model-service failure (``infra``) from the agent's own timeout by the
+turn's trace. External seats (MCP) use ``wait_turn`` to block until their turn and ``wait_first_call`` to
+learn that the turn's action happened.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,8 +31,11 @@ from typing import Any, Callable
 from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
 from .prompts import render_system, render_user
+from . import calls
+from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
-from .records import AgentStatus, EndEvent, EndReason, EpisodeResult, RefusedCall, StartEvent, TickEvent, TurnEvent
+from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ModelAttempt, RawCall,
+                      RefusedCall, StartEvent, TickEvent, TurnEvent)
 from ..tasks.task import Task
 from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
 from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
@@ -37,7 +44,7 @@ from .coordinator import brief_note, hub_tools
 from ..tasks.verify import VerifyResult, verify
 from ..world.api import PlayerState, World, WorldUnavailable
 
-Progress = Callable[[Any], None]
+Progress = Callable[[Any], Any]  # called with every event; a returned text asks the episode to stop (budget)
 
 
 def _now() -> str:
@@ -54,26 +61,35 @@ class GateRecord:
     agent_id: str
     round: int
     tool: str | None = None
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = None  # sanitised; {"_raw_arguments": ...} when not a JSON object
     result: ToolResult | None = None
     refused: list[RefusedCall] = field(default_factory=list)
+    calls: list[RawCall] = field(default_factory=list)  # every call of this agent that reached the gate this turn
+    harness_error: str | None = None  # traceback of an exception raised while executing the call
     tool_s: float = 0.0  # time the world spent executing the call
     parsed: dict[str, Any] | None = None  # the arguments as validated (what the world acted on)
 
 
 class GatePort:
-    """A :class:`~agentworld.core.play.protocol.ToolPort` bound to one agent."""
+    """A :class:`~agentworld.core.play.protocol.ToolPort` bound to one agent: ``call`` is all it offers (the gate
+    it calls is held in a closure, not an attribute a team could follow to the world)."""
+
+    __slots__ = ("agent_id", "call")
 
     def __init__(self, gate: "TurnGate", agent_id: str):
-        self.gate = gate
         self.agent_id = agent_id
 
-    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        return await self.gate.call(self.agent_id, tool, arguments)
+        async def call(tool: str, arguments: Any = None) -> ToolResult:
+            return await gate.call(agent_id, tool, arguments)
+
+        self.call = call
 
 
 class TurnGate:
-    """Lets exactly one call through per turn, for the agent whose turn it is."""
+    """Lets exactly one call through per turn, for the agent whose turn it is, and decides what it was.
+
+    This is the one place of the turn contract (docs/protocol.md): every path (in-process frameworks, their
+    ``--tools mcp`` clients, external MCP seats, scripted teams) hands the call here as emitted."""
 
     def __init__(self, world: World, tools: dict[str, ToolSpec], is_active: Callable[[str], bool]):
         self.world = world
@@ -82,6 +98,8 @@ class TurnGate:
         self.current: str | None = None
         self.round = 0
         self.finished = False
+        self.outcome: EpisodeOutcome | None = None  # how the episode ended, once it has
+        self.turns: dict[str, Turn] = {}  # the latest Turn each agent was handed (observation, prompts)
         self._record: GateRecord | None = None
         self._changed = asyncio.Event()
         self._first_call = asyncio.Event()
@@ -89,10 +107,12 @@ class TurnGate:
         self.world_error: WorldUnavailable | None = None  # the world went away during a call: the episode ends
 
     # -- the episode's side ------------------------------------------------------------------------
-    def open(self, agent_id: str, round: int) -> None:
+    def open(self, agent_id: str, round: int, turn: Turn | None = None) -> None:
         if self._record is not None:
             raise RuntimeError(f"turn gate: open({agent_id}) while {self._record.agent_id}'s turn is open")
         self.current, self.round = agent_id, round
+        if turn is not None:
+            self.turns[agent_id] = turn
         self._record = GateRecord(agent_id=agent_id, round=round)
         self._first_call = asyncio.Event()
         self._notify()
@@ -105,9 +125,10 @@ class TurnGate:
         self._notify()
         return record
 
-    def finish(self) -> None:
-        """The episode is over: wake every waiter; every later call is refused."""
+    def finish(self, outcome: EpisodeOutcome | None = None) -> None:
+        """The episode is over: wake every waiter; every later call is refused (and told ``outcome``)."""
         self.finished = True
+        self.outcome = outcome
         self._first_call.set()
         self._notify()
 
@@ -119,41 +140,58 @@ class TurnGate:
     def port(self, agent_id: str) -> GatePort:
         return GatePort(self, agent_id)
 
-    async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        rec = self._record
-        reason = None
+    def _refusal(self, agent_id: str, rec: GateRecord | None) -> str | None:
         if self.finished:
-            reason = "the episode is over"
-        elif not self.is_active(agent_id):
-            reason = "you have left the episode (completed, dead or out of action steps); you cannot act any more"
-        elif rec is None or rec.agent_id != agent_id:
+            return "the episode is over" + (f" ({self.outcome.text()})" if self.outcome else "")
+        if not self.is_active(agent_id):
+            return "you have left the episode (completed, dead or out of action steps); you cannot act any more"
+        if rec is None or rec.agent_id != agent_id:
             whose = f"it is {rec.agent_id}'s turn" if rec else "no turn is open"
-            reason = f"it is not your turn ({whose}); wait for your turn"
-        elif rec.tool is not None:
-            reason = (f"you already acted this turn ({rec.tool}); one tool call per turn. "
-                      "Your next turn comes in the next round")
+            return f"it is not your turn ({whose}); wait for your turn"
+        if rec.tool is not None:
+            return (f"you already acted this turn ({rec.tool}); one tool call per turn. "
+                    "Your next turn comes in the next round")
+        return None
+
+    async def call(self, agent_id: str, tool: Any, arguments: Any = None) -> ToolResult:
+        """Decide one call as it was emitted: ``arguments`` may be an object, JSON text (valid or not), any other
+        JSON value, or the wire form ``{"_raw_arguments": ...}``. Never raises: every outcome is a result."""
+        rec = self._record
+        name = sanitize(str(tool))
+        value, problem, emitted = calls.resolve(arguments)
+        stored = sanitize(value if problem is None else emitted)
+        as_object = stored if isinstance(stored, dict) and problem is None else {calls.RAW_ARGUMENTS: stored}
+        reason = self._refusal(agent_id, rec)
+        if rec is not None and rec.agent_id == agent_id:
+            rec.calls.append(RawCall(name=name, arguments=stored))
         if reason is not None:
-            refused = RefusedCall(tool=str(tool), arguments=arguments if isinstance(arguments, dict) else None,
-                                  reason=reason)
+            refused = RefusedCall(tool=name, arguments=as_object, reason=reason)
             if rec is not None and rec.agent_id == agent_id:
                 rec.refused.append(refused)
             else:
                 self.stray.setdefault(agent_id, []).append(refused)
             return ToolResult.fail("refused", f"Refused: {reason}.")
         assert rec is not None
-        rec.tool, rec.arguments = str(tool), arguments  # non-dict arguments are refused by the tool as bad_args
+        rec.tool, rec.arguments = name, as_object
         t0 = time.perf_counter()
-        spec = self.tools.get(tool)
+        spec = self.tools.get(name)
         if spec is None:
             known = ", ".join(self.tools)
-            removed = " (chat is disabled in this game)" if tool in TOOLS else ""
-            result = ToolResult.fail("unknown_tool", f"Unknown tool '{tool}'{removed}. Tools: {known}.")
+            removed = " (chat is disabled in this game)" if name in TOOLS else ""
+            result = ToolResult.fail("unknown_tool", f"Unknown tool '{name}'{removed}. Tools: {known}.")
+        elif problem is not None:
+            result = ToolResult.fail("bad_args", f"{name}: the arguments are not valid JSON ({problem}). Send one "
+                                                 f"JSON object. Example: {spec.example}")
         else:
             try:
-                result, rec.parsed = spec.call(self.world, agent_id, arguments)
+                result, rec.parsed = spec.call(self.world, agent_id, stored)
             except WorldUnavailable as exc:  # not the agent's doing; the episode ends after this turn
                 self.world_error = exc
                 result = ToolResult.fail("infra", f"The game world is unavailable: {exc}")
+            except Exception as exc:  # noqa: BLE001 - an engine bug must not be the agent's failure, nor end the episode
+                rec.harness_error = traceback.format_exc()
+                result = ToolResult.fail("harness_error", f"No action: the game engine failed while running {name} "
+                                                          f"({type(exc).__name__}); this turn is not held against you.")
         rec.tool_s = time.perf_counter() - t0
         rec.result = result
         self._first_call.set()
@@ -191,6 +229,11 @@ class TurnGate:
     def acted(self) -> bool:
         """Whether the open turn's call has executed."""
         return self._record is not None and self._record.tool is not None
+
+    @property
+    def open_record(self) -> GateRecord | None:
+        """The open turn's record (read-only use: the MCP server counts the action of the open turn)."""
+        return self._record
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -277,7 +320,8 @@ class Episode:
         self._writer: TrajectoryWriter | None = None
         self._step = 0
         self._counts = {"actions": 0, "chats": 0, "tool_errors": 0, "no_calls": 0, "refused": 0, "infra": 0,
-                        "tokens_in": 0, "tokens_out": 0}
+                        "harness": 0, "tokens_in": 0, "tokens_out": 0}
+        self.stop_reason: str | None = None  # set when the run asks the episode to stop (its budget)
         self.harness_s = 0.0
         self.record_s = 0.0  # time spent writing turn events (part of harness_s, outside each event's own figure)
         self.verification: VerifyResult | None = None
@@ -298,7 +342,9 @@ class Episode:
         else:
             self._events.append(event)
         if self.progress is not None:
-            self.progress(event)
+            stop = self.progress(event)
+            if isinstance(stop, str) and stop and self.stop_reason is None:
+                self.stop_reason = stop  # e.g. the run's budget: the episode ends before the next turn
 
     # -- the loop -------------------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
@@ -319,8 +365,13 @@ class Episode:
             for rnd in range(1, self.task.rounds + 1):
                 self.round = rnd
                 for agent_id in self.agent_ids:
+                    if self.stop_reason is not None:
+                        break
                     if agent_id in self.active:
                         await self._turn(agent_id, rnd)
+                if self.stop_reason is not None:
+                    reason = "budget_stop"
+                    break
                 if self._tick(rnd):
                     reason = "verifier_passed"
                     break
@@ -338,7 +389,7 @@ class Episode:
             reason = "error"
             raise
         finally:
-            self.gate.finish()
+            self.gate.finish(self._settle(reason))
             try:
                 await self.team.aclose()
             finally:
@@ -351,17 +402,26 @@ class Episode:
         return self.result
 
     async def _act(self, turn: Turn) -> tuple[TurnOutcome, str | None]:
-        """Run the team's turn; (outcome, None) or (outcome, 'timeout'|'team error ...')."""
+        """Run the team's turn: ``(outcome, None)``, or ``(outcome, failure)`` where failure is ``"timeout"``
+        (the agent did not act in time), ``"infra"`` (its model service did not answer in time) or
+        ``"harness"`` (the team's code raised: a harness error, not the agent's)."""
         try:
             if self.turn_timeout is not None:
                 return await asyncio.wait_for(self.team.act(turn), self.turn_timeout), None
             return await self.team.act(turn), None
         except (asyncio.TimeoutError, TimeoutError):
+            if turn.trace.model_pending:  # waiting for the model service: not the agent's timeout
+                turn.trace.attempts.append(ModelAttempt(
+                    ok=False, error=f"no answer within the {self.turn_timeout:g} s turn timeout",
+                    latency_s=round(time.perf_counter() - turn.trace.pending_since, 6)))
+                return TurnOutcome(infra_error=f"the model service did not answer within the "
+                                               f"{self.turn_timeout:g} s turn timeout"), "infra"
             return TurnOutcome(), "timeout"
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a crashing team must not take the benchmark down: record it apart
-            return TurnOutcome(infra_error=f"team raised {type(exc).__name__}: {exc}"), "team_error"
+            turn.trace.harness_error = traceback.format_exc()
+            return TurnOutcome(thinking=""), f"harness:{type(exc).__name__}: {str(exc)[:200]}"
 
     def _observe(self, agent_id: str, rnd: int):
         obs = self.world.observe(agent_id)
@@ -393,24 +453,29 @@ class Episode:
             tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
             extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
                    "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})
-        self.gate.open(agent_id, rnd)
+        self.gate.open(agent_id, rnd, turn)
         pre = time.perf_counter() - t0
         outcome, failure = await self._act(turn)
         t1 = time.perf_counter()
         rec = self.gate.close()
+        trace = turn.trace
         result = rec.result
+        harness_error = rec.harness_error or trace.harness_error
         if result is None:  # no call reached the gate this turn
             if failure == "timeout":
                 result = ToolResult.fail("timeout", f"No action: you did not act within {self.turn_timeout}s.")
+            elif failure and failure.startswith("harness:"):
+                result = ToolResult.fail("harness_error", f"No action: the harness failed ({failure[8:]}); this turn "
+                                                          "is not held against you.")
             elif outcome.infra_error:
                 result = ToolResult.fail("infra", f"No action: the model service failed ({outcome.infra_error}).")
             else:
                 result = ToolResult.fail("no_call", "No action: your reply contained no tool call. Call exactly one tool.")
         error = result.error
         is_chat = rec.tool in CHAT_TOOLS
-        # chat is free; so is a turn the model service lost (an infrastructure failure is not the agent's)
-        counts = not is_chat and not (rec.tool is None and result.error == "infra")
-        self._count(rec, result, outcome, is_chat)
+        # chat is free; so is a turn the model service lost or the harness spoiled (neither is the agent's)
+        counts = not is_chat and error not in ("harness_error",) and not (rec.tool is None and error == "infra")
+        self._count(rec, result, outcome, is_chat, harness_error)
         if counts:
             self.actions_used[agent_id] += 1
         self.last_result[agent_id] = result
@@ -423,14 +488,21 @@ class Episode:
         status = agent_status(self.world, agent_id, st)
         self._retire_if_done(agent_id, rec, result, st)
         harness = pre + rec.tool_s + (time.perf_counter() - t1)
+        raw_calls = list(trace.raw_calls) or [RawCall(name=sanitize(str(c.get("name"))),
+                                                      arguments=calls.as_emitted(c.get("arguments")))
+                                              for c in outcome.raw_calls] or list(rec.calls)
+        tokens_in = outcome.tokens_in or sum(a.tokens_in for a in trace.attempts)
+        tokens_out = outcome.tokens_out or sum(a.tokens_out for a in trace.attempts)
+        self._counts["tokens_in"] += tokens_in
+        self._counts["tokens_out"] += tokens_out
         event = TurnEvent(
             step=self._step, round=rnd, agent=agent_id, username=agent.username, tool=rec.tool,
-            arguments=rec.arguments if isinstance(rec.arguments, dict) or rec.arguments is None else {"_raw": repr(rec.arguments)},
-            parsed_arguments=rec.parsed,
-            ok=result.ok, result=result.text, error=error, effects=result.effects, refused=refused,
-            counts_as_action=counts, status=status, thinking=outcome.thinking, tokens_in=outcome.tokens_in,
-            tokens_out=outcome.tokens_out, model_latency_s=outcome.model_latency_s, harness_s=harness,
-            infra_error=outcome.infra_error, context_trimmed=outcome.context_trimmed, timestamp=_now())
+            arguments=rec.arguments, parsed_arguments=rec.parsed, ok=result.ok, result=result.text, error=error,
+            effects=result.effects, refused=refused, counts_as_action=counts, status=status,
+            thinking=sanitize(outcome.thinking), tokens_in=tokens_in, tokens_out=tokens_out,
+            model_latency_s=outcome.model_latency_s, harness_s=harness, infra_error=outcome.infra_error,
+            harness_error=harness_error, raw_calls=raw_calls, attempts=list(trace.attempts),
+            context_trimmed=outcome.context_trimmed, timestamp=_now())
         self._step += 1
         t2 = time.perf_counter()
         self._emit(event)
@@ -440,12 +512,15 @@ class Episode:
         if self.gate.world_error is not None:
             raise self.gate.world_error
 
-    def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool) -> None:
+    def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool,
+               harness_error: str | None) -> None:
         c = self._counts
-        c["tokens_in"] += outcome.tokens_in
-        c["tokens_out"] += outcome.tokens_out
         if outcome.infra_error:
             c["infra"] += 1
+        if harness_error or result.error == "harness_error":
+            c["harness"] += 1
+            if rec.tool is None or result.error == "harness_error":
+                return  # the call never happened as far as the agent is concerned
         if rec.tool is None:
             if result.error in ("no_call", "timeout"):
                 c["no_calls"] += 1
@@ -496,15 +571,24 @@ class Episode:
                              timestamp=_now()))
         return success
 
-    def _finish(self, reason: EndReason, wall_s: float) -> None:
+    def _settle(self, reason: EndReason) -> EpisodeOutcome:
+        """The final verification, and the outcome the players are told (before the team is closed)."""
         try:
             vr = verify(self.task, self.world, self.history)
-        except Exception:  # noqa: BLE001 - an episode that died in the world may not be verifiable
-            if reason not in ("error", "aborted"):
-                raise
+        except Exception as exc:  # noqa: BLE001 - a world the episode left broken may not be verifiable
             vr = VerifyResult(verifiable=self.task.verifiable, success=False, psr=0.0, checkpoints=[],
-                              message="not verified: the episode stopped with an error")
+                              message=f"not verified: the verifier raised {type(exc).__name__}: {exc}")
         self.verification = vr
+        return EpisodeOutcome(success=vr.success, end_reason=reason, rounds=self.round,
+                              checkpoints_passed=sum(cp.achieved for cp in vr.checkpoints),
+                              checkpoints_total=len(vr.checkpoints), psr=vr.psr, message=vr.message)
+
+    def _finish(self, reason: EndReason, wall_s: float) -> None:
+        vr = self.verification
+        if vr is None or not self.gate.finished:
+            self._settle(reason)
+            vr = self.verification
+        assert vr is not None
         unreported = {a: calls for a, calls in self.gate.stray.items() if calls}
         self.gate.stray.clear()
         self._counts["refused"] += sum(len(calls) for calls in unreported.values())
@@ -516,7 +600,8 @@ class Episode:
             model=self.model, verifiable=vr.verifiable, success=vr.success, psr=vr.psr, checkpoints=vr.checkpoints,
             message=vr.message, end_reason=reason, rounds=self.round, max_rounds=self.task.rounds,
             actions=c["actions"], chats=c["chats"], tool_errors=c["tool_errors"], no_calls=c["no_calls"],
-            refused_calls=c["refused"], infra_errors=c["infra"], turns=self._step, tokens_in=c["tokens_in"],
+            refused_calls=c["refused"], infra_errors=c["infra"], harness_errors=c["harness"], turns=self._step,
+            tokens_in=c["tokens_in"],
             tokens_out=c["tokens_out"], wall_s=wall_s, harness_s=self.harness_s)
         if self._writer is not None:
             self._writer.close()

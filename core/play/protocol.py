@@ -6,6 +6,11 @@ framework) acts by calling ``turn.port.call(tool, arguments)`` exactly once: in 
 server, which calls the same gate. The gate executes the first call, refuses any other (out of turn, second
 call, another agent's character) with a message the model can read, and records everything. ``act`` returns
 a :class:`TurnOutcome` with what only the team knows: its reasoning, tokens, model latency and model errors.
+While it plays, the team writes what its model does into ``turn.trace`` (each request to the model service,
+each call as the model emitted it), so that it is recorded even when the turn times out.
+
+The turn contract itself (what a malformed call, a failing model service or an engine exception counts
+as) is written in docs/protocol.md and enforced by the gate alone.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field
 
 from ..world.effects import ToolResult
+from .records import ModelAttempt, RawCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..world.observation import Observation
@@ -28,9 +34,21 @@ class ToolPort(Protocol):
 
     agent_id: str
 
-    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        """Execute a tool as this agent. Never raises for bad input: refusals come back as results."""
+    async def call(self, tool: str, arguments: Any = None) -> ToolResult:
+        """Hand the gate one call as emitted (``arguments``: an object, JSON text, any JSON value, or the
+        wire form ``{"_raw_arguments": ...}``). Never raises for bad input: every outcome is a result."""
         ...
+
+
+@dataclass
+class TurnTrace:
+    """What the team's model did this turn, written as it happens (kept when the turn times out)."""
+
+    attempts: list[ModelAttempt] = field(default_factory=list)  # each request to the model service
+    raw_calls: list[RawCall] = field(default_factory=list)  # each tool call as the model emitted it
+    model_pending: bool = False  # a model request is in flight (a turn timeout now is the service's, not the agent's)
+    pending_since: float = 0.0  # time.perf_counter() when that request started
+    harness_error: str | None = None  # set by the episode: traceback of the team's own exception
 
 
 @dataclass
@@ -48,6 +66,7 @@ class Turn:
     port: ToolPort
     last_result: ToolResult | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # variant data, e.g. the shared plan
+    trace: TurnTrace = field(default_factory=TurnTrace)
 
 
 class TurnOutcome(BaseModel):

@@ -53,6 +53,23 @@ class RefusedCall(BaseModel):
     reason: str
 
 
+class RawCall(BaseModel):
+    """A tool call as it was emitted: arguments decoded when they were JSON, else the text as sent (sanitised)."""
+
+    name: str
+    arguments: Any = None
+
+
+class ModelAttempt(BaseModel):
+    """One request to the model service during a turn (failed ones included)."""
+
+    ok: bool
+    error: str | None = None  # canonical: "HTTP 500", "no answer within 30s", "malformed response: ..."
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+
+
 class TurnEvent(BaseModel):
     type: Literal["turn"] = "turn"
     step: int  # global sequence number of this turn in the episode (0-based)
@@ -75,6 +92,9 @@ class TurnEvent(BaseModel):
     model_latency_s: float = 0.0
     harness_s: float = 0.0  # time in the harness for this turn (observation, prompts, tool, recording)
     infra_error: str | None = None
+    harness_error: str | None = None  # traceback of an engine or harness exception (not the agent's failure)
+    raw_calls: list[RawCall] = Field(default_factory=list)  # the tool calls as emitted, in order
+    attempts: list[ModelAttempt] = Field(default_factory=list)  # requests to the model service this turn
     context_trimmed: int = 0
     timestamp: str = ""
 
@@ -105,6 +125,30 @@ def parse_event(line: str) -> StartEvent | TurnEvent | TickEvent | EndEvent:
     return EVENT_ADAPTER.validate_json(line)
 
 
+END_REASON_TEXT: dict[str, str] = {
+    "verifier_passed": "the verifier passed", "round_budget": "the round budget is used up",
+    "no_active_agents": "no agent is active any more", "budget_stop": "the run's token or cost budget was reached",
+    "aborted": "the episode was aborted", "error": "the episode stopped with an error",
+}
+
+
+class EpisodeOutcome(BaseModel):
+    """How an episode ended, as the players are told (the MCP server's last results, every later call)."""
+
+    success: bool
+    end_reason: EndReason
+    rounds: int
+    checkpoints_passed: int
+    checkpoints_total: int
+    psr: float
+    message: str = ""  # the verifier's one-line message
+
+    def text(self) -> str:
+        verdict = "success" if self.success else "not solved"
+        return (f"{verdict}, checkpoints {self.checkpoints_passed}/{self.checkpoints_total} (PSR {self.psr:.2f}); "
+                f"it ended in round {self.rounds}: {END_REASON_TEXT.get(self.end_reason, self.end_reason)}")
+
+
 class EpisodeResult(BaseModel):
     episode_id: str
     task_id: str
@@ -129,6 +173,7 @@ class EpisodeResult(BaseModel):
     refused_calls: int  # calls refused by the turn gate
     infra_errors: int
     turns: int | None = None  # turn events in the trajectory (None: recorded before this field existed)
+    harness_errors: int = 0  # turns an engine or harness exception spoiled (recorded, not held against agents)
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0

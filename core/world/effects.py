@@ -31,6 +31,7 @@ ErrorKind = Literal[
     "no_call",  # the model returned no tool call
     "infra",  # the model service failed after retries (not the agent's fault)
     "timeout",  # the agent did not act within the turn timeout
+    "harness_error",  # the engine or harness raised while serving the turn (not held against the agent)
     "invalid",  # anything else the world refuses
 ]
 
