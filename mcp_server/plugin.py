@@ -135,6 +135,9 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an agent has to make its call once its turn opens; then the turn is lost.")
     @click.option("--connect-timeout", default=None, type=float,
                   help="Start the episode after this many seconds even if some seats have not connected.")
+    @click.option("--linger", default=10.0, type=float, show_default=True,
+                  help="Seconds the server keeps answering after the episode ends, while clients hold sessions "
+                       "(so every client reads its last result and is told the outcome).")
     @click.option("--seed", default=0, type=int, show_default=True)
     @click.option("--variant", default="vanilla", show_default=True, help="Protocol variant.")
     @click.option("--model", default="", help="Model spec for in-process seats (default scripted:<framework>).")
@@ -152,8 +155,8 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an MCP session with no request stays open.")
     @world_options
     def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
-              turn_timeout: float, connect_timeout: float | None, seed: int, variant: str, model: str,
-              out_dir: str | None, allow_hosts: tuple[str, ...], max_connections: int | None,
+              turn_timeout: float, connect_timeout: float | None, linger: float, seed: int, variant: str,
+              model: str, out_dir: str | None, allow_hosts: tuple[str, ...], max_connections: int | None,
               max_sessions_per_seat: int, max_sessions: int | None, header_timeout: float, idle_timeout: float,
               session_idle_timeout: float, world: str | None, server_url: str | None,
               world_option: tuple[str, ...]) -> None:
@@ -185,7 +188,7 @@ def register_commands(cli: Any) -> None:
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
                 connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits,
-                world_backend=backend, world_options=options or None))
+                world_backend=backend, world_options=options or None, linger=max(0.0, linger)))
         except (TaskError, ValueError, KeyError, WorldUnavailable) as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:

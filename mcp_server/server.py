@@ -8,8 +8,10 @@
   another seat's token (HTTP 403). A connection acts only as its seat's character.
 - Turns: :class:`~agentworld.mcp_server.tracker.TurnTracker` makes an early call wait for the agent's turn and
   refuses a second call in one turn; the episode's gate executes and records every call.
-- Every tool result carries the outcome text and the agent's observation after the action, and
-  ``isError`` for failures, so a client can simply call tools in a loop.
+- Every result of an external seat carries the outcome and the observation of the seat's next turn (the
+  result is sent when that turn opens: the very text the in-process prompt shows, chat and notes
+  included), or the episode's outcome once it is over, and ``isError`` for failures, so a client can
+  simply call tools in a loop. A call whose client disconnected or cancelled before its turn never runs.
 - Read-only resources (not tools, so the tool list stays the paper's 13): ``agentworld://brief``,
   ``agentworld://observation``, ``agentworld://turn``.
 
@@ -36,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ..core.world.effects import ToolResult
-from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS, ToolArgsError
+from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS
 from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transport_security
 from .seats import Seat, make_seats, new_token
 from .tracker import TurnTracker
@@ -113,8 +115,16 @@ class SeatAuth:
         state = scope.setdefault("state", {})
         state["agentworld_agent"] = agent
         state["agentworld_arrived"] = time.monotonic()  # tells parallel calls from sequential ones
+        gone = state["agentworld_gone"] = asyncio.Event()  # set when the client goes away mid-request
         if self.on_connect is not None:
             self.on_connect(agent)
+
+        async def receive_watched() -> dict:
+            # the SSE response keeps reading the request channel while the call runs: a disconnect shows here
+            message = await receive()
+            if message.get("type") == "http.disconnect":
+                gone.set()
+            return message
 
         async def send_bound(message: dict) -> None:
             if message["type"] == "http.response.start":
@@ -123,7 +133,7 @@ class SeatAuth:
                         self.sessions[v.decode("latin-1")] = agent
             await send(message)
 
-        await self.app(scope, receive, send_bound)
+        await self.app(scope, receive_watched, send_bound)
         if scope.get("method") == "DELETE" and sid:  # the client ended its session
             self.sessions.pop(sid, None)
 
@@ -178,8 +188,16 @@ class GameMcp(FastMCP):
         if agent is None:
             return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
         req = self._request()
-        arrived = req.scope.get("state", {}).get("agentworld_arrived") if req is not None else None
-        return await self.owner.handle_call(agent, name, arguments, arrived)
+        state = req.scope.get("state", {}) if req is not None else {}
+        ctx = self.get_context()
+
+        async def progress(waited: float, message: str) -> None:
+            # only sent when the request asked for progress (a progressToken in _meta); never fails the call
+            with contextlib.suppress(Exception):
+                await ctx.report_progress(round(waited, 1), None, message)
+
+        return await self.owner.handle_call(agent, name, arguments, state.get("agentworld_arrived"),
+                                            state.get("agentworld_gone"), progress)
 
     async def list_resources(self) -> list[types.Resource]:
         return [types.Resource(uri=uri, name=name, description=desc, mimeType=mime)
@@ -212,7 +230,7 @@ class EpisodeMcpServer:
 
     def __init__(self, episode: Any, *, players: dict[str, str] | None = None, host: str = "127.0.0.1",
                  port: int = 0, turn_timeout: float = 120.0, wait_timeout: float | None = None,
-                 observation_in_results: bool | None = None, validate_before_turn: bool | None = None,
+                 observation_in_results: bool | None = None, progress_every: float | None = None,
                  allow_hosts: Iterable[str] = (), limits: HttpLimits | None = None):
         self.episode = episode
         self.host, self.port = host, port
@@ -226,13 +244,13 @@ class EpisodeMcpServer:
         # no longer than MAX_WAIT_S: MCP clients give up on a silent response after a few minutes (the SDK's
         # default read timeout is 300 s), and a clear "call again" result beats a transport error.
         default_wait = min(turn_timeout * n + 5.0, MAX_WAIT_S)
-        self.tracker = TurnTracker(episode, wait_timeout=wait_timeout if wait_timeout is not None else default_wait)
-        # By default these follow the seat: an external seat's malformed call is answered at once without
-        # using the turn, and its results end with its observation (it has no other prompt). A seat played
-        # by an in-process framework team gets exactly what the in-process port gives: a malformed call
-        # uses the turn, and the result is the outcome alone (the next prompt carries the observation).
+        self.tracker = TurnTracker(episode, wait_timeout=wait_timeout if wait_timeout is not None else default_wait,
+                                   **({"progress_every": progress_every} if progress_every else {}))
+        # By default this follows the seat: an external seat's result is answered when its next turn opens
+        # and ends with that turn's observation (it has no other prompt). A seat played by an in-process
+        # framework team gets exactly what the in-process port gives: the outcome alone, at once (its
+        # next prompt carries the observation). Malformed calls use the turn on every seat (the contract).
         self.observation_in_results = observation_in_results
-        self.validate_before_turn = validate_before_turn
         playing = set(episode.agent_ids)  # a variant may seat fewer agents than the task lists
         self.seats: list[Seat] = [s for s in make_seats(episode.task, players or {}) if s.agent_id in playing]
         for s in self.seats:  # every seat holds a token on the server; only external ones are published
@@ -277,7 +295,10 @@ class EpisodeMcpServer:
         app = self._auth = SeatAuth(HttpGuard(mcp.streamable_http_app(), self.limits), self._tokens,
                                     on_connect=self._on_connect, max_sessions_per_seat=self.limits.max_sessions_per_seat,
                                     live_sessions=lambda: _live_sessions(mcp))
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only for a socket created
+        # with it (proto 0 leaves Nagle on: a 40 ms stall per request on a reused connection)
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
+                             socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.host, self.port))
@@ -365,60 +386,74 @@ class EpisodeMcpServer:
 
     # -- tool calls and resources ----------------------------------------------------------------
     async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None,
-                          arrived: float | None = None) -> types.CallToolResult:
-        external = self.seat(agent).external
-        validate = external if self.validate_before_turn is None else self.validate_before_turn
-        if validate:
-            problem = self._malformed(name, arguments)
-            if problem:
-                return self._result(agent, ToolResult.fail("bad_args" if name in TOOLS else "unknown_tool",
-                                                           problem + " Not executed: your turn is not used; "
-                                                                     "fix the call and try again."), 0)
-        result, lost = await self.tracker.call(agent, name, arguments, arrived=arrived)
-        return self._result(agent, result, lost)
+                          arrived: float | None = None, gone: asyncio.Event | None = None,
+                          progress: Any = None) -> types.CallToolResult:
+        """One ``tools/call`` of a seat. The gate decides it (a malformed call uses the turn, as in process).
+        An external seat's executed call is answered when the seat's next turn opens (or it left, or the
+        episode ended), with that turn's observation: exactly what an in-process agent's prompt shows."""
+        result, lost, took = await self.tracker.call(agent, name, arguments, arrived=arrived, gone=gone,
+                                                     progress=progress)
+        nxt = None
+        if took is not None and self._shows_observation(agent):
+            nxt = await self.tracker.next_turn(agent, took, self.tracker.wait_timeout, progress)
+        return self._result(agent, result, lost, nxt)
 
-    def _malformed(self, name: str, arguments: Any) -> str | None:
-        allowed = [t.name for t in self.tools]
-        if name not in allowed:
-            shown = name if len(str(name)) <= 60 else f"{str(name)[:57]}..."
-            return f"Unknown tool {shown!r}; tools: {', '.join(allowed)}."
-        try:
-            TOOLS[name].parse(arguments)
-        except ToolArgsError as exc:
-            return str(exc)
-        return None
-
-    def _result(self, agent: str, result: ToolResult, lost: int) -> types.CallToolResult:
+    def _shows_observation(self, agent: str) -> bool:
         external = self.seat(agent).external
+        return external if self.observation_in_results is None else self.observation_in_results
+
+    def _result(self, agent: str, result: ToolResult, lost: int, nxt: Any = None) -> types.CallToolResult:
         text = result.text or ("ok" if result.ok else "failed")
         if not result.ok and result.error:
             text = f"[{result.error}] {text}"
-        if lost and external:
+        shows = self._shows_observation(agent)
+        if lost and shows:
             text += (f"\n(Note: you lost {lost} turn(s) before this call: no call arrived within the "
                      f"{self.turn_timeout:g} s turn timeout.)")
         structured: dict[str, Any] = {"ok": result.ok, "error": result.error, "result": result.text}
-        if external if self.observation_in_results is None else self.observation_in_results:
-            obs = self.observation(agent)
-            if obs is not None:
-                text += "\n\n--- Your observation now ---\n" + obs.render_text()
-                structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
+        if shows:
+            outcome = self.tracker.outcome if self.tracker.finished else None
+            if outcome is not None:
+                text += f"\n\nThe episode is over: {outcome.text()}."
+            if nxt is not None:  # the observation of the seat's next turn, as the episode rendered it
+                text += "\n\n--- Your observation now ---\n" + nxt.observation_text
+                structured["observation"] = nxt.observation.model_dump(mode="json", exclude_none=True)
+            else:
+                obs = self.observation(agent)
+                if obs is not None:
+                    text += "\n\n--- Your observation now ---\n" + obs.render_text()
+                    structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
         structured["turn"] = self.tracker.whose_turn()
+        structured["episode"] = self.episode_state()
+        structured["active"] = self.tracker.is_active(agent) and not self.tracker.finished
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structuredContent=structured, isError=not result.ok)
 
-    def observation(self, agent: str) -> Any:
-        """The agent's observation now (after its action), with the episode's round and budget fields.
+    def episode_state(self) -> dict[str, Any]:
+        """``{"over": False}`` while the episode runs; then its outcome (success, checkpoints, end reason)."""
+        outcome = self.tracker.outcome
+        if not self.tracker.finished:
+            return {"over": False}
+        state: dict[str, Any] = {"over": True, "reason": self.tracker.finished}
+        if outcome is not None:
+            state.update(outcome.model_dump(mode="json"))
+            state["summary"] = outcome.text()
+        return state
 
-        Reading it must not disturb the episode: the engine's ``observe`` hands over (and clears) the chat
-        and notes received since the last turn, so :func:`peek_observation` leaves them in place for the
-        agent's next turn."""
+    def observation(self, agent: str) -> Any:
+        """The agent's observation now. While its turn is open: the one the episode built for the turn (the
+        in-process prompt's). Otherwise the view now, with the episode's round and budget fields, read without
+        consuming the chat and notes that the agent's next turn hands over."""
         ep = self.episode
+        cur = self.tracker.current
+        turn = self.tracker.turns.get(agent)
+        if cur is not None and cur.agent_id == agent and not cur.claimed and turn is not None:
+            return turn.observation
         obs = peek_observation(ep.world, agent)
         if obs is None:
             return None
         used = dict(getattr(ep, "actions_used", {}) or {}).get(agent, 0)
-        cur = self.tracker.current
-        rec = getattr(ep.gate, "_record", None)
+        rec = ep.gate.open_record
         if cur is not None and cur.agent_id == agent and rec is not None and rec.tool and rec.tool not in CHAT_TOOLS:
             used += 1  # the episode counts this turn's action when the turn closes
         max_steps = getattr(ep.task, "max_action_steps", None)
@@ -430,13 +465,20 @@ class EpisodeMcpServer:
         if uri == "agentworld://turn":
             state = self.tracker.whose_turn()
             state["you"] = agent
-            state["your_turn"] = state.get("agent_id") == agent
+            state["your_turn"] = state.get("agent_id") == agent and not state.get("call_made", False)
+            state["episode"] = self.episode_state()
+            if state["your_turn"] and (turn := self.tracker.turns.get(agent)) is not None:
+                # the observation of the open turn, as data (the first move of a client needs it)
+                state["observation"] = turn.observation.model_dump(mode="json", exclude_none=True)
             return json.dumps(state)
         if uri == "agentworld://observation":
+            cur = self.tracker.current
+            turn = self.tracker.turns.get(agent)
+            if cur is not None and cur.agent_id == agent and not cur.claimed and turn is not None:
+                return turn.observation_text  # byte for byte what the in-process prompt shows this turn
             obs = self.observation(agent)
             if obs is None:
-                turn = self.tracker.turns.get(agent)
-                return turn.observation_text if turn else "The episode has not started yet: no observation."
+                return "The episode has not started yet: no observation."
             return obs.render_text()
         return self.brief(agent)
 

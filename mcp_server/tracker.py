@@ -1,17 +1,21 @@
-"""Turn bookkeeping for MCP seats: waiting for one's turn, one call per turn, lost turns.
+"""The MCP side of the turn gate: serialising each seat's calls into its turns.
 
-The episode's turn gate is the one place that executes and records calls. An MCP client, though, may call
-at any moment, so this module adds what a remote caller needs on top of the gate:
+MCP clients call whenever they like; the episode's :class:`~agentworld.core.play.episode.TurnGate` decides.
+The tracker makes a call that arrives early wait for its agent's turn (bounded, with MCP progress
+notifications while it waits), makes sure a waiting call whose client has gone away never claims the
+turn, and lets an external seat's result wait for that seat's next turn so that the result carries the
+very observation an in-process agent's prompt would (docs/mcp.md, "What a result carries").
 
-- a call made before the agent's turn *waits* for it (bounded), instead of being refused;
-- the first call of a turn claims it; any other call for the same turn (a framework that runs two tool
-  calls in parallel) is refused and, while the gate is still open, recorded by the gate as a refused call;
-- a turn that the seat's client does not use within the turn timeout is lost (the episode records it),
-  and the client is told so with its next result.
+Rules, in the order they are applied to a call of agent A:
 
-The tracker learns which turn is open by wrapping the gate's ``open``/``close`` (a thin wrapper: the gate
-contract has no listener API). The teams that
-use it are in :mod:`agentworld.mcp_server.turns`.
+1. The episode is over: answered at once with how it ended; not executed.
+2. A's open turn was already taken by a call: refused as a second call (the gate records it).
+3. The call arrived before A's previous call had finished: it was sent without that call's result, so it
+   belongs to that turn and is refused as a second call.
+4. Another call of A is still waiting for A's turn: that older call is abandoned (its client timed out, or
+   sent a newer call instead); it is answered "not executed" and the new call waits in its place.
+5. Otherwise the call waits until A's turn opens, then claims it, unless its client disconnected or
+   cancelled the request first (then it is dropped, never executed).
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+from ..core.play.records import EpisodeOutcome, RefusedCall
 from ..core.world.effects import ToolResult
-from ..core.play.protocol import Turn
+
+Progress = Callable[[float, str], Awaitable[None]]  # (seconds waited, what is awaited) -> notification sent
+PROGRESS_EVERY_S = 5.0  # how often a waiting call reports progress (clients may reset their timeout on it)
 
 
 @dataclass
@@ -35,31 +42,45 @@ class OpenTurn:
     result: ToolResult | None = None
 
 
+@dataclass
+class Waiting:
+    """One call waiting for its agent's turn."""
+
+    abandoned: asyncio.Event = field(default_factory=asyncio.Event)  # a newer call of the agent replaced it
+
+
 class TurnTracker:
     """Follows the episode's gate and serialises MCP calls into turns."""
 
-    def __init__(self, episode: Any, *, wait_timeout: float = 300.0):
+    def __init__(self, episode: Any, *, wait_timeout: float = 300.0, progress_every: float = PROGRESS_EVERY_S):
         self.episode = episode
         self.gate = episode.gate
         self.wait_timeout = wait_timeout  # longest a call waits for its agent's turn
+        self.progress_every = progress_every
         self.current: OpenTurn | None = None
         self.current_round = 0
         self.serials: dict[str, int] = {a: 0 for a in episode.agent_ids}
         self.lost: dict[str, int] = {a: 0 for a in episode.agent_ids}  # turns lost since the last call
         self.claimed: dict[str, int] = {a: 0 for a in episode.agent_ids}  # serial of the last turn a call took
-        self.inflight: dict[str, int] = {}  # calls of each agent now waiting or executing
+        self.waiting: dict[str, Waiting] = {}  # the call of each agent now waiting for its turn
+        self.executing: dict[str, int] = {}  # calls of each agent now executing
         self.done_at: dict[str, float] = {}  # monotonic time each agent's last executed call finished
-        self.turns: dict[str, Turn] = {}  # the latest Turn handed to each agent (observation, prompts)
         self.finished: str | None = None  # why the episode ended, once it has
+        self.outcome: EpisodeOutcome | None = None
         # one wake-up event per agent: a waiting call wakes only when its own agent's state changes
         # (its turn opens or closes, or the episode ends), not on every turn of a 100-agent episode
         self._changed: dict[str, asyncio.Event] = {}
         self._hook_gate()
 
+    @property
+    def turns(self) -> dict[str, Any]:
+        """The latest Turn the episode handed each agent (its observation and prompts)."""
+        return self.gate.turns
+
     # -- following the gate ----------------------------------------------------------------------
     def _hook_gate(self) -> None:
         gate, tracker = self.gate, self
-        open_, close = gate.open, gate.close
+        open_, close, finish = gate.open, gate.close, gate.finish
 
         def opened(agent_id: str, round: int, *a: Any, **kw: Any) -> Any:
             out = open_(agent_id, round, *a, **kw)
@@ -70,14 +91,12 @@ class TurnTracker:
             tracker.on_close()
             return close(*a, **kw)
 
-        gate.open, gate.close = opened, closed
-        finish = getattr(gate, "finish", None)
-        if callable(finish):
-            def finished(*a: Any, **kw: Any) -> Any:
-                out = finish(*a, **kw)
-                tracker.finish("the episode has ended")
-                return out
-            gate.finish = finished
+        def finished(outcome: EpisodeOutcome | None = None) -> Any:
+            out = finish(outcome)
+            tracker.finish("the episode has ended", outcome)
+            return out
+
+        gate.open, gate.close, gate.finish = opened, closed, finished
 
     def on_open(self, agent_id: str, round: int) -> None:
         self.serials[agent_id] = self.serials.get(agent_id, 0) + 1
@@ -95,18 +114,20 @@ class TurnTracker:
         if cur is not None:
             self._notify(cur.agent_id)
 
-    def on_turn(self, turn: Turn) -> OpenTurn:
+    def on_turn(self, turn: Any) -> OpenTurn:
         """Called by the seat teams with the Turn the episode built; returns the open turn record."""
-        self.turns[turn.agent_id] = turn
         cur = self.current
         if cur is None or cur.agent_id != turn.agent_id:  # a gate without open(): follow the team instead
+            self.gate.turns[turn.agent_id] = turn
             self.on_open(turn.agent_id, turn.round)
             cur = self.current
         assert cur is not None
         return cur
 
-    def finish(self, reason: str) -> None:
-        self.finished = reason
+    def finish(self, reason: str, outcome: EpisodeOutcome | None = None) -> None:
+        if self.finished is None:
+            self.finished = reason
+        self.outcome = outcome or self.outcome
         self.current = None
         self._notify()
 
@@ -126,90 +147,137 @@ class TurnTracker:
             ev = self._changed[agent_id] = asyncio.Event()
         return ev
 
-    # -- calls -----------------------------------------------------------------------------------
-    async def call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None,
-                   wait_timeout: float | None = None, arrived: float | None = None) -> tuple[ToolResult, int]:
-        """Wait for ``agent_id``'s turn, execute through the gate, return (result, turns lost before it).
+    async def _wait_change(self, agent_id: str, until: float, extra: list[asyncio.Event],
+                           progress: Progress | None, started: float, what: Callable[[], str]) -> None:
+        """Sleep until ``agent_id``'s state changes, an event in ``extra`` is set, or ``until`` (monotonic);
+        report progress every ``progress_every`` seconds meanwhile."""
+        changed = self._event(agent_id)
+        waiters = [asyncio.ensure_future(e.wait()) for e in [changed, *extra]]
+        try:
+            while True:
+                now = time.monotonic()
+                step = min(until - now, self.progress_every if progress is not None else until - now)
+                if step <= 0:
+                    return
+                done, _ = await asyncio.wait(waiters, timeout=step, return_when=asyncio.FIRST_COMPLETED)
+                if done or time.monotonic() >= until:
+                    return
+                if progress is not None:
+                    await progress(time.monotonic() - started, what())
+        finally:
+            for w in waiters:
+                w.cancel()
 
-        ``arrived`` (``time.monotonic()`` when the request reached the server) tells parallel calls from a
-        client's next call: a call that arrived before this agent's previous call had even finished was sent
-        without its result, so it belongs to the same turn and is refused; a call sent after the result
-        waits for the agent's next turn. Never raises for the caller's mistakes: refusals and timeouts come
-        back as failed results."""
+    # -- calls -----------------------------------------------------------------------------------
+    async def call(self, agent_id: str, tool: str, arguments: Any, wait_timeout: float | None = None,
+                   arrived: float | None = None, gone: asyncio.Event | None = None,
+                   progress: Progress | None = None) -> tuple[ToolResult, int, OpenTurn | None]:
+        """Wait for ``agent_id``'s turn, execute through the gate; ``(result, turns lost before it, the turn it
+        took or None when it was not executed)``. ``arrived`` is ``time.monotonic()`` when the request reached
+        the server, ``gone`` is set when its client disconnects. Never raises for the caller's mistakes:
+        refusals and timeouts come back as failed results."""
         limit = self.wait_timeout if wait_timeout is None else wait_timeout
         if self.finished:
-            return self._over(), 0
+            return self.over(), 0, None
         cur = self.current
         if cur is not None and cur.agent_id == agent_id and cur.claimed:
-            return await self._second_call(cur, tool, arguments), 0
-        if self.inflight.get(agent_id, 0):  # parallel calls: the other one is waiting for or taking this turn
-            self._record_stray(agent_id, tool, arguments, "another call of this agent was already in progress")
-            return self._refuse_second(None), 0
+            return await self._second_call(cur, tool, arguments), 0, None
+        if self.executing.get(agent_id, 0):  # its other call is executing this very turn
+            self._record_stray(agent_id, tool, arguments, "sent while another call of this agent was executing")
+            return self._refuse_second(None), 0, None
         if arrived is not None and arrived < self.done_at.get(agent_id, float("-inf")):
             self._record_stray(agent_id, tool, arguments, "sent together with the call that took the turn")
-            return self._refuse_second(None), 0
-        self.inflight[agent_id] = self.inflight.get(agent_id, 0) + 1
+            return self._refuse_second(None), 0, None
+        older = self.waiting.get(agent_id)
+        if older is not None:  # rule 4: the newer call replaces a call its client gave up on
+            older.abandoned.set()
+        me = self.waiting[agent_id] = Waiting()
         try:
-            return await self._wait_and_call(agent_id, tool, arguments, limit)
+            return await self._wait_and_call(agent_id, tool, arguments, limit, me, gone, progress)
         finally:
-            self.inflight[agent_id] -= 1
+            if self.waiting.get(agent_id) is me:
+                del self.waiting[agent_id]
 
-    async def _wait_and_call(self, agent_id: str, tool: str, arguments: dict[str, Any] | None,
-                             limit: float) -> tuple[ToolResult, int]:
+    async def _wait_and_call(self, agent_id: str, tool: str, arguments: Any, limit: float, me: Waiting,
+                             gone: asyncio.Event | None, progress: Progress | None
+                             ) -> tuple[ToolResult, int, OpenTurn | None]:
         cur = self.current
         target = cur.serial if cur is not None and cur.agent_id == agent_id else self.serials.get(agent_id, 0) + 1
-        deadline = time.monotonic() + limit
+        started = time.monotonic()
+        deadline = started + limit
+        extra = [me.abandoned] + ([gone] if gone is not None else [])
         while True:
             if self.finished:
-                return self._over(), 0
+                return self.over(), 0, None
+            if me.abandoned.is_set():
+                return self._not_executed("a newer call of yours replaced it (a client that gives up on a call "
+                                          "should not expect it to run)"), 0, None
+            if gone is not None and gone.is_set():
+                return self._not_executed("your client disconnected"), 0, None
             cur = self.current
             if cur is not None and cur.agent_id == agent_id and cur.serial >= target:
                 break
-            if not self._is_active(agent_id):
+            if not self.is_active(agent_id):
                 return ToolResult.fail("not_active", "You have left the episode (completed, dead or out of "
-                                                     "action steps); you cannot act any more."), 0
+                                                     "action steps); you cannot act any more."), 0, None
             if self.serials.get(agent_id, 0) > target:  # our turn went by before this task woke up
-                if self.claimed.get(agent_id, 0) >= target:  # a parallel call of ours took it
-                    return self._refuse_second(None), 0
                 target = self.serials[agent_id] + 1
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return ToolResult.fail("timeout", self._still_waiting(agent_id, limit)), 0
-            changed = self._event(agent_id)
-            try:
-                async with asyncio.timeout(remaining):
-                    await changed.wait()
-            except TimeoutError:
-                pass
-        if cur.claimed:  # cannot happen while calls of one agent are serialised; kept as a guard
-            return await self._second_call(cur, tool, arguments), 0
-        cur.claimed = True
+            if time.monotonic() >= deadline:
+                return ToolResult.fail("timeout", self._still_waiting(agent_id, limit)), 0, None
+            await self._wait_change(agent_id, deadline, extra, progress, started,
+                                    lambda: self._waiting_text(agent_id))
+        cur.claimed = True  # claimed before the first await below: no other call can take this turn
         self.claimed[agent_id] = cur.serial
         lost, self.lost[agent_id] = self.lost.get(agent_id, 0), 0
+        self.executing[agent_id] = self.executing.get(agent_id, 0) + 1
         try:
-            result = await self.gate.call(agent_id, tool, arguments or {})
+            result = await self.gate.call(agent_id, tool, arguments)
         finally:
+            self.executing[agent_id] -= 1
             self.done_at[agent_id] = time.monotonic()
             cur.executed.set()
         cur.result = result
-        return result, lost
+        return result, lost, cur
 
-    def _over(self) -> ToolResult:
-        return ToolResult.fail("refused", "The episode is over; no more actions. Your call was not executed.")
+    async def next_turn(self, agent_id: str, after: OpenTurn, timeout: float, progress: Progress | None = None) -> Any:
+        """After ``after`` (a turn this agent's call took): wait until the agent's next turn opens and return
+        its Turn (the observation the episode built for it), or None when the agent left, the episode ended
+        or ``timeout`` passed first."""
+        started = time.monotonic()
+        deadline = started + timeout
+        while True:
+            cur = self.current
+            if self.finished or not self.is_active(agent_id):
+                return None
+            if cur is not None and cur.agent_id == agent_id and cur.serial > after.serial:
+                return self.turns.get(agent_id)
+            if time.monotonic() >= deadline:
+                return None
+            await self._wait_change(agent_id, deadline, [], progress, started,
+                                    lambda: self._waiting_text(agent_id, next_turn=True))
+
+    def over(self) -> ToolResult:
+        how = f" ({self.outcome.text()})" if self.outcome is not None else ""
+        return ToolResult.fail("refused", f"The episode is over{how}; no more actions. Your call was not executed.")
+
+    @staticmethod
+    def _not_executed(why: str) -> ToolResult:
+        return ToolResult.fail("refused", f"Not executed: {why}.")
 
     def _record_stray(self, agent_id: str, tool: str, arguments: Any, reason: str) -> None:
         """A refused call the gate never saw: hand it to the gate's record of refused calls, which the
         episode writes with the agent's next turn."""
-        stray = getattr(self.gate, "stray", None)
-        if isinstance(stray, dict):
-            from ..core.play.records import RefusedCall
+        from ..core.play import calls
 
-            stray.setdefault(agent_id, []).append(RefusedCall(
-                tool=str(tool), arguments=arguments if isinstance(arguments, dict) else None, reason=reason))
+        value, problem, emitted = calls.resolve(arguments)
+        stored = calls.sanitize(value if problem is None else emitted)
+        self.gate.stray.setdefault(agent_id, []).append(RefusedCall(
+            tool=calls.sanitize(str(tool)), reason=reason,
+            arguments=stored if isinstance(stored, dict) and problem is None else {calls.RAW_ARGUMENTS: stored}))
 
-    async def _second_call(self, cur: OpenTurn, tool: str, arguments: dict[str, Any] | None) -> ToolResult:
+    async def _second_call(self, cur: OpenTurn, tool: str, arguments: Any) -> ToolResult:
         if self.current is cur:  # the gate is still open and has executed the first call: it refuses and records
-            result = await self.gate.call(cur.agent_id, tool, arguments or {})
+            result = await self.gate.call(cur.agent_id, tool, arguments)
             if not result.ok:
                 return result
         else:
@@ -222,6 +290,11 @@ class TurnTracker:
         return ToolResult.fail("refused", f"Refused: you already made your one call this turn{when}. "
                                           "This call was not executed; call again to act on your next turn.")
 
+    def _waiting_text(self, agent_id: str, next_turn: bool = False) -> str:
+        cur = self.current
+        now = f"it is {self.username(cur.agent_id)}'s turn (round {cur.round})" if cur else "between turns"
+        return f"waiting for your {'next ' if next_turn else ''}turn: {now}"
+
     def _still_waiting(self, agent_id: str, waited: float) -> str:
         cur = self.current
         now = (f"it is {self.username(cur.agent_id)}'s turn (round {cur.round})" if cur else
@@ -229,7 +302,7 @@ class TurnTracker:
         return (f"Timed out waiting for your turn: waited {waited:g} s and {now}. Your call was not executed; "
                 "call again to keep waiting.")
 
-    def _is_active(self, agent_id: str) -> bool:
+    def is_active(self, agent_id: str) -> bool:
         try:
             return bool(self.episode.world.player_state(agent_id).active)
         except Exception:  # a world that does not know the agent yet: treat as active
@@ -245,7 +318,10 @@ class TurnTracker:
     def whose_turn(self) -> dict[str, Any]:
         cur = self.current
         if self.finished:
-            return {"episode_over": True, "reason": self.finished}
+            out: dict[str, Any] = {"episode_over": True, "reason": self.finished}
+            if self.outcome is not None:
+                out["outcome"] = self.outcome.model_dump(mode="json")
+            return out
         if cur is None:
             return {"episode_over": False, "agent_id": None, "username": None, "round": None}
         return {"episode_over": False, "agent_id": cur.agent_id, "username": self.username(cur.agent_id),

@@ -15,6 +15,7 @@ import pytest
 
 from agentworld.core.world.effects import ToolResult
 from agentworld.core.world.observation import Observation
+from agentworld.core.play import calls
 from agentworld.core.play.protocol import TeamSpec, Turn
 from agentworld.core.world.tools import TOOLS
 from agentworld.plugins.agents.common import HistoryBudget, drop_count, openai_groups, trim_openai_history
@@ -45,6 +46,7 @@ class GateDouble:
 
         class Port:
             async def call(self, tool, arguments=None):
+                arguments = calls.as_emitted(arguments)  # as the real gate reads a call handed over as emitted
                 if state["used"]:
                     gate.log.append((agent_id, tool, arguments, "refused"))
                     return ToolResult.fail("refused", "Refused: you already acted this turn (one tool call per turn).")

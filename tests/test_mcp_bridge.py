@@ -21,8 +21,8 @@ CLI = [sys.executable, "-c", "from agentworld.core.cli import main; main()", "mc
 
 
 async def test_stdio_bridge_relays_tools_resources_and_calls(tmp_path):
-    ep, _ = relay_episode(tmp_path)
-    async with EpisodeMcpServer(ep) as server:
+    ep, _ = relay_episode(tmp_path, turn_timeout=0.3)  # bob and carol never call: their turns pass quickly
+    async with EpisodeMcpServer(ep, turn_timeout=0.3) as server:
         params = StdioServerParameters(command=CLI[0], args=CLI[1:] + ["--url", server.url,
                                                                        "--token", server.token("agent_1")])
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
@@ -34,11 +34,11 @@ async def test_stdio_bridge_relays_tools_resources_and_calls(tmp_path):
             assert "alice" in brief
             run = asyncio.create_task(ep.run())
             r = await s.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
-            assert not r.isError and "Gave 3 logs to bob" in r.content[0].text
+            assert not r.isError and "Gave 3 logs to bob" in r.content[0].text, r.content[0].text
             run.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await run
-    assert [(e.agent, e.tool, e.ok) for e in turn_events(ep)] == [("agent_1", "transfer_items", True)]
+    assert [(e.agent, e.tool, e.ok) for e in turn_events(ep)][0] == ("agent_1", "transfer_items", True)
 
 
 async def test_stdio_bridge_with_a_bad_token_exits_with_a_clear_error(tmp_path):

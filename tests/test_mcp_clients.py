@@ -4,6 +4,7 @@ framework team with ``--tools mcp`` records the same trajectory as in process (s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 
@@ -62,12 +63,18 @@ async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
 
 
 async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_path):
-    ep, _ = relay_episode(tmp_path)
-    async with EpisodeMcpServer(ep) as server, clients.mcp_session(server.url, server.token("agent_1")) as s:
+    ep, _ = relay_episode(tmp_path, turn_timeout=0.3)
+    async with EpisodeMcpServer(ep, turn_timeout=0.3) as server, \
+            clients.mcp_session(server.url, server.token("agent_1")) as s:
         assert await clients.openai_tool_schemas(s) == openai_tools()
         camel_tools = {t.get_function_name(): t for t in await clients.camel_function_tools(s)}
-        out = await camel_tools["sleep"].async_call(seconds=99)  # malformed: answered at once
+        run = asyncio.create_task(ep.run())
+        out = await camel_tools["sleep"].async_call(seconds=99)  # malformed: the turn's action, a bad_args error
         assert out.startswith("ERROR: [bad_args] sleep: argument 'seconds'")
+        assert turn_events(ep)[0].error == "bad_args" and turn_events(ep)[0].counts_as_action
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
         async with clients.langchain_session_tools(server.url, server.token("agent_2")) as lc_tools:
             assert [t.name for t in lc_tools] == list(TOOL_NAMES)
         ag_tools = await clients.autogen_tools(server.url, server.token("agent_3"))

@@ -1,9 +1,12 @@
 """``autogen``: one AutoGen AgentChat ``AssistantAgent`` per character, one ``on_messages`` per turn.
 
 ``max_tool_iterations=1`` and ``reflect_on_tool_use=False`` make each ``on_messages`` one model call plus the
-tool call(s) it emitted; the tools are AutoGen ``BaseTool`` objects whose schemas come from ``core/world/tools.py``
-and whose execution goes through the turn gate (with ``--tools mcp``: AutoGen's own ``McpWorkbench`` on the
-agent's seat instead, see ``SeatWorkbench``). The agent keeps its history in a budgeted
+tool call(s) it emitted; the tools are a workbench of AutoGen ``BaseTool`` objects whose schemas come from
+``core/world/tools.py`` and whose execution goes through the turn gate (with ``--tools mcp``: AutoGen's own
+``McpWorkbench`` on the agent's seat instead, see ``SeatWorkbench``). Every emitted call reaches the gate as
+emitted: ``GateAssistantAgent`` hands each call to the workbench without AutoGen's own tool-name check and
+JSON parsing, and the metered client turns arguments that are not a JSON object into the wire form
+(``core/play/calls.py``). The agent keeps its history in a budgeted
 ``ChatCompletionContext``; the model client is wrapped so that every request is timed, counted and retried.
 """
 
@@ -22,7 +25,8 @@ def _autogen_classes() -> dict[str, Any]:
     from . import autogen_parts
 
     return {"GateTool": autogen_parts.GateTool, "BudgetedContext": autogen_parts.BudgetedContext,
-            "MeteredClient": autogen_parts.MeteredClient}
+            "MeteredClient": autogen_parts.MeteredClient, "GateWorkbench": autogen_parts.GateWorkbench,
+            "GateAssistantAgent": autogen_parts.GateAssistantAgent}
 
 
 
@@ -100,8 +104,6 @@ class AutoGenTeam(FrameworkTeam):
         return OpenAIChatCompletionClient(**kwargs)
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
-        from autogen_agentchat.agents import AssistantAgent
-
         cls = _autogen_classes()
         system, _ = turn_messages(turn)
         if self.tools_mode == "mcp":
@@ -112,8 +114,8 @@ class AutoGenTeam(FrameworkTeam):
             params = autogen_server_params(*self.mcp.seat(turn.agent_id))
             tools: dict[str, Any] = {"workbench": await self.mcp.hold(seat_workbench_class()(params, router))}
         else:
-            tools = {"tools": [cls["GateTool"](b) for b in tool_bindings(turn.tools, router)]}
-        return AssistantAgent(
+            tools = {"workbench": cls["GateWorkbench"](tool_bindings(turn.tools, router), router)}
+        return cls["GateAssistantAgent"](
             name=turn.agent_id, model_client=cls["MeteredClient"](self.model_client(), self, turn.agent_id),
             model_context=cls["BudgetedContext"](), system_message=system,
             max_tool_iterations=1, reflect_on_tool_use=False, **tools)

@@ -1,18 +1,24 @@
-"""The AutoGen side of the ``autogen`` framework plugin: a tool that runs through the turn gate, a budgeted
-history, and a metered model client. A module of its own, imported only when an AutoGen team is built, so
+"""The AutoGen side of the ``autogen`` framework plugin: tools that run through the turn gate (a workbench and
+an agent whose tool step hands every emitted call to it as emitted), a budgeted history, and a metered model
+client. A module of its own, imported only when an AutoGen team is built, so
 that ``agentworld --help`` and the other frameworks never import AutoGen.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
+from autogen_agentchat.agents import AssistantAgent
 from autogen_core.model_context import ChatCompletionContext
-from autogen_core.models import ChatCompletionClient, CreateResult, UserMessage
-from autogen_core.tools import BaseTool, ToolSchema
+from autogen_core.models import ChatCompletionClient, CreateResult, FunctionExecutionResult, UserMessage
+from autogen_core.tools import BaseTool, StaticWorkbench, TextResultContent, ToolSchema
+from autogen_core.tools import ToolResult as WorkbenchResult
 from pydantic import BaseModel, ConfigDict
 
-from .common import HistoryBudget, MalformedResponse, ToolBinding, call_model, split_turns
+from ...core.play import calls
+from .common import (HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, call_model, result_text,
+                     split_turns)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .autogen_agent import AutoGenTeam
@@ -45,7 +51,35 @@ class GateTool(BaseTool[RawArgs, str]):
         return await self.binding.run(args.model_dump())
 
     async def run_json(self, args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
-        return await self.binding.run(dict(args))
+        return await self.binding.run(args)  # as emitted: the gate decides what is wrong with it
+
+
+class GateWorkbench(StaticWorkbench):
+    """The in-process tools: their schemas are the GateTools', and every call, whatever its name or
+    arguments, goes to the gate (StaticWorkbench would answer an unknown name itself)."""
+
+    def __init__(self, bindings: list[ToolBinding], router: ToolRouter):
+        super().__init__([GateTool(b) for b in bindings])
+        self.router = router
+
+    async def call_tool(self, name: str, arguments: Any = None, cancellation_token: Any = None,
+                        call_id: str | None = None) -> Any:
+        result = await self.router.call(name, arguments)
+        return WorkbenchResult(name=name, result=[TextResultContent(content=result_text(result))], is_error=False)
+
+
+class GateAssistantAgent(AssistantAgent):
+    """AssistantAgent whose tool step hands every emitted call to the agent's workbench as emitted: AutoGen's
+    own step answers an unknown tool name and unparseable arguments itself, so such a call would never reach
+    the turn gate (which decides it, and uses the turn)."""
+
+    @staticmethod
+    async def _execute_tool_call(tool_call: Any, workbench: Any, handoff_tools: Any, agent_name: str,
+                                 cancellation_token: Any, stream: Any) -> Any:
+        result = await workbench[0].call_tool(name=tool_call.name, arguments=tool_call.arguments,
+                                              cancellation_token=cancellation_token, call_id=tool_call.id)
+        return tool_call, FunctionExecutionResult(content=result.to_text(), call_id=tool_call.id,
+                                                  is_error=result.is_error, name=tool_call.name)
 
 class BudgetedContext(ChatCompletionContext):
     """The agent's history; :meth:`fold` drops the oldest turns and keeps a summary message in front."""
@@ -82,6 +116,11 @@ class MeteredClient(ChatCompletionClient):
         if isinstance(result.content, list):
             for call in result.content:
                 meter.emitted(call.name, call.arguments)
+                # AutoGen parses the arguments itself and answers broken JSON on its own: hand it the wire
+                # form instead, which the gate unwraps (and which keeps the history valid JSON)
+                wired = calls.wire_arguments(call.arguments)
+                if calls.is_wrapped(wired):
+                    call.arguments = json.dumps(wired)
         return result
 
     def create_stream(self, messages, **kwargs):

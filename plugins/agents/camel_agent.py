@@ -6,14 +6,18 @@ retries each request and puts the history summary in front; a character-based to
 everywhere because CAMEL's default counter downloads tiktoken files at step time (fatal offline). CAMEL's
 own summarisation is off: the history budget folds old turns out of the agent's memory instead. With
 ``--tools mcp`` the tools run over CAMEL's own ``MCPClient`` on the agent's seat (:func:`mcp_function_tools`).
+Every emitted call reaches the gate as emitted: the agent's tool step is :func:`gate_chat_agent`'s (no name
+check of CAMEL's own), and arguments that are not a JSON object reach CAMEL in the wire form.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from ...core.hookspecs import hookimpl
+from ...core.play import calls
 from ...core.play.protocol import Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter,
                      call_model, close_openai_client, result_text,
@@ -121,6 +125,11 @@ def metered_backend(inner: Any, team: "CamelTeam", agent_id: str) -> Any:
                 meter.usage(resp.usage.prompt_tokens, resp.usage.completion_tokens)
             for c in resp.choices[0].message.tool_calls or []:
                 meter.emitted(c.function.name, c.function.arguments)
+                # CAMEL parses the arguments itself (and raises on broken JSON): hand it the wire form
+                # instead, which the gate unwraps (and which keeps the agent's memory valid JSON)
+                wired = calls.wire_arguments(c.function.arguments)
+                if calls.is_wrapped(wired):
+                    c.function.arguments = json.dumps(wired)
             return resp
 
         def _run(self, messages, response_format=None, tools=None):
@@ -132,6 +141,25 @@ def metered_backend(inner: Any, team: "CamelTeam", agent_id: str) -> Any:
     backend = MeteredBackend()
     backend.inner = inner
     return backend
+
+
+@functools.cache
+def gate_chat_agent_class() -> type:
+    """A CAMEL ``ChatAgent`` whose tool step hands every call to its ``route(name, args) -> str`` (the turn
+    gate): CAMEL's own step answers an unknown tool name itself and calls the tool with ``**args``, so a call
+    with a wrong name or with arguments that are not an object would never reach the gate."""
+    from camel.agents import ChatAgent
+
+    class GateChatAgent(ChatAgent):
+        route: Any = None
+
+        async def _aexecute_tool(self, tool_call_request: Any) -> Any:
+            req = tool_call_request
+            result = await self.route(req.tool_name, req.args)
+            return self._record_tool_calling(req.tool_name, req.args, result, req.tool_call_id,
+                                             extra_content=req.extra_content)
+
+    return GateChatAgent
 
 
 class CamelTeam(FrameworkTeam):
@@ -159,22 +187,30 @@ class CamelTeam(FrameworkTeam):
                                    async_client=client)
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
-        from camel.agents import ChatAgent
-
         system, _ = turn_messages(turn)
         if self.tools_mode == "mcp":
             # CAMEL's own MCP client (camel.utils.mcp_client.MCPClient, what MCPToolkit holds per server):
             # one streamable-HTTP session for the seat, kept open by a task of its own until aclose.
-            from ...mcp_server.clients import camel_client
+            from ...mcp_server.clients import camel_client, to_tool_result
 
             client = await self.mcp.hold(camel_client(*self.mcp.seat(turn.agent_id)))
             tools = await mcp_function_tools(client, router)
+
+            async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+                return to_tool_result(await client.call_tool(tool, args))
         else:
             tools = [camel_tool(b) for b in tool_bindings(turn.tools, router)]
-        return ChatAgent(system_message=system, model=metered_backend(self.backend(), self, turn.agent_id),
-                         tools=tools,
-                         max_iteration=1, token_limit=CAMEL_TOKEN_LIMIT, summarize_threshold=None,
-                         retry_attempts=1, agent_id=turn.agent_id)
+            over_mcp = None
+
+        async def route(name: str, args: Any) -> str:
+            return result_text(await router.call(name, args, via=over_mcp))
+
+        agent = gate_chat_agent_class()(system_message=system, tools=tools,
+                                        model=metered_backend(self.backend(), self, turn.agent_id),
+                                        max_iteration=1, token_limit=CAMEL_TOKEN_LIMIT, summarize_threshold=None,
+                                        retry_attempts=1, agent_id=turn.agent_id)
+        agent.route = route
+        return agent
 
     async def trim(self, agent: Any, turn: Turn, budget: HistoryBudget) -> int:
         """Fold whole old turns out of the agent's memory (a turn starts at a user message)."""

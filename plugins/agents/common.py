@@ -8,6 +8,11 @@
   and hand it to ``router.call(name, args, via=...)`` for the same metering. Either way every call goes
   through the turn gate, so a second call in the same turn is refused there and the refusal text is what
   the model reads as the tool result: the same text, word for word, in both modes.
+- **The raw call reaches the gate.** Every framework hands the gate each call exactly as the model emitted
+  it (unknown tool names and unparseable or non-object arguments included) and the gate alone decides
+  (docs/protocol.md, "The turn contract"). Where a framework would answer such a call itself (AutoGen and
+  CAMEL parse the arguments and look the tool up; LangGraph's ToolNode checks the name), the plugin
+  routes around that: see each plugin's module docstring.
 - **History budget.** Each agent keeps its own conversation in its framework's own memory. Before a model
   call, the oldest turns are folded into one summary line until the history fits the agent's budget
   (:class:`HistoryBudget`): ``context_budget`` characters, or what the model's context window leaves after
@@ -21,7 +26,8 @@
   malformed responses are retried with exponential backoff; when the attempts run out the turn reports
   ``TurnOutcome.infra_error`` (the episode goes on).
 - **Accounting.** :class:`TurnMeter` counts tokens, model latency, model calls and time spent in the
-  tools (the harness) per turn.
+  tools (the harness) per turn, and writes each model request (``ModelAttempt``) and each emitted call
+  (``RawCall``) into the turn's trace as it happens.
 """
 
 from __future__ import annotations
@@ -37,7 +43,9 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
 
 from ...core.world.effects import ToolResult
 from ...core.play.models import ModelSpec
-from ...core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
+from ...core.play import calls
+from ...core.play.protocol import Team, TeamSpec, Turn, TurnOutcome, TurnTrace
+from ...core.play.records import ModelAttempt, RawCall
 from ...core.world.tools import TOOLS, ToolSpec
 
 log = logging.getLogger("agentworld.frameworks")
@@ -60,40 +68,52 @@ def approx_tokens(text: str) -> int:
 
 def decode_arguments(arguments: Any) -> Any:
     """Tool-call arguments as the model wrote them: JSON text decoded (blank text is ``{}``); text that is
-    not JSON, and anything already decoded, is kept as it is (the gate then explains what is wrong)."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
-            pass
-    return arguments
+    not JSON, and anything already decoded, is kept as it is. For display and history only: the turn gate
+    gets the call as emitted and decides (``core/play/calls.py``)."""
+    value, problem, emitted = calls.resolve(arguments)
+    return value if problem is None else emitted
 
 
 @dataclass
 class TurnMeter:
-    """What one agent's turn cost: filled by the model wrapper and the tool router."""
+    """What one agent's turn cost: filled by the model wrapper and the tool router. Each model request and
+    each emitted call also goes into the turn's trace (``Turn.trace``) as it happens, so the episode records
+    them even when the turn times out."""
 
     tokens_in: int = 0
     tokens_out: int = 0
     model_latency_s: float = 0.0
     model_calls: int = 0  # attempts, failed ones included
     tool_s: float = 0.0  # time inside tool calls (the harness: gate, world, recording)
-    raw_calls: list[dict[str, Any]] = field(default_factory=list)
     trimmed: int = 0  # history messages folded into the summary this turn
+    trace: TurnTrace = field(default_factory=TurnTrace)
+
+    @property
+    def raw_calls(self) -> list[RawCall]:
+        return self.trace.raw_calls
 
     def usage(self, tokens_in: int | None, tokens_out: int | None) -> None:
         self.tokens_in += int(tokens_in or 0)
         self.tokens_out += int(tokens_out or 0)
+        if self.trace.attempts:  # the answer's usage belongs to the attempt that got it
+            last = self.trace.attempts[-1]
+            last.tokens_in += int(tokens_in or 0)
+            last.tokens_out += int(tokens_out or 0)
 
-    def emitted(self, name: str, arguments: Any) -> None:
-        """Record a call as the model emitted it (JSON-string arguments decoded when they are valid JSON)."""
-        self.raw_calls.append({"name": name, "arguments": decode_arguments(arguments)})
+    def attempt(self, ok: bool, latency_s: float, error: str | None = None) -> None:
+        self.model_calls += 1
+        self.model_latency_s += latency_s
+        self.trace.attempts.append(ModelAttempt(ok=ok, error=error, latency_s=round(latency_s, 6)))
+
+    def emitted(self, name: Any, arguments: Any) -> None:
+        """Record a call as the model emitted it (arguments decoded when they are JSON, else as sent)."""
+        self.trace.raw_calls.append(RawCall(name=calls.sanitize(str(name)), arguments=calls.as_emitted(arguments)))
 
     def outcome(self, *, thinking: str = "", infra_error: str | None = None) -> TurnOutcome:
         return TurnOutcome(thinking=thinking, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
                            model_latency_s=round(self.model_latency_s, 6), model_calls=self.model_calls,
                            infra_error=infra_error, context_trimmed=self.trimmed,
-                           raw_calls=list(self.raw_calls))
+                           raw_calls=[c.model_dump() for c in self.trace.raw_calls])
 
 
 @dataclass
@@ -132,10 +152,18 @@ def _status_of(exc: BaseException) -> int | None:
 
 
 def describe_error(exc: BaseException) -> str:
+    """A model-service failure written the same whatever the framework's client calls it: ``HTTP 500``,
+    ``no answer within 30s``, ``malformed response: ...``, else ``<exception type>: <first line>``."""
     status = _status_of(exc)
-    name = type(exc).__name__
     text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-    return f"{name}{f' {status}' if status else ''}: {text}" if text else name
+    if isinstance(exc, MalformedResponse):
+        return f"malformed response: {text}"
+    if status is not None and status >= 400:
+        return f"HTTP {status}"
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return text or "timed out"
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -153,8 +181,10 @@ async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter
     ``validate`` raises :class:`MalformedResponse` (or anything) for an unusable answer, which is retried
     like a 5xx. Raises :class:`ModelServiceError` when no attempt succeeded."""
     attempts = spec.retries + 1
+    trace = meter.trace
     for attempt in range(1, attempts + 1):
         started = time.perf_counter()
+        trace.model_pending, trace.pending_since = True, started
         try:
             result = await asyncio.wait_for(request(), timeout=spec.timeout)
             if validate is not None:
@@ -164,20 +194,20 @@ async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter
         except Exception as exc:  # noqa: BLE001 - every failure of the model service is classified here
             if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
                 exc = TimeoutError(f"no answer within {spec.timeout:g}s")
-            meter.model_latency_s += time.perf_counter() - started
-            meter.model_calls += 1
             what = describe_error(exc)
+            meter.attempt(False, time.perf_counter() - started, what)
             if not is_retryable(exc):
                 raise ModelServiceError(f"model service error (not retried): {what}") from exc
             if attempt == attempts:
                 raise ModelServiceError(f"model service failed {attempts} time(s); last: {what}") from exc
             delay = min(spec.backoff_max, spec.backoff * 2 ** (attempt - 1))
             log.warning("model request failed (%s), attempt %d/%d; retrying in %.2fs", what, attempt, attempts, delay)
-            await asyncio.sleep(delay)
+            await asyncio.sleep(delay)  # still the service's time: a turn timeout now is an infrastructure error
         else:
-            meter.model_latency_s += time.perf_counter() - started
-            meter.model_calls += 1
+            meter.attempt(True, time.perf_counter() - started)
             return result
+        finally:
+            trace.model_pending = False
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -234,46 +264,31 @@ class ToolRouter:
 
     def begin(self, turn: Turn) -> TurnMeter:
         self.turn = turn
-        self.meter = TurnMeter()
+        self.meter = TurnMeter(trace=turn.trace)
         self.results = []
         return self.meter
 
     async def call(self, name: str, arguments: Any,
                    via: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None) -> ToolResult:
-        """Make one tool call: through ``via`` (a framework's MCP client) when given, else the turn's port."""
+        """Hand one call, as the model emitted it, to the turn gate: through ``via`` (a framework's MCP
+        client) when given, else the turn's port. The gate alone decides what a malformed call is; MCP
+        carries arguments as an object only, so others travel in the wire form (``calls.wire_arguments``)."""
         if self.turn is None:
             return ToolResult.fail("refused", f"{self.agent_id}: no turn is open")
-        arguments = decode_arguments(arguments)  # some models hand the arguments over as a JSON string
         remote = via
         if remote is None and self._mcp_call is not None:
             async def remote(n: str, a: dict[str, Any]) -> ToolResult:
                 return await self._mcp_call(self.agent_id, n, a)  # type: ignore[misc]
         started = time.perf_counter()
         try:
-            if remote is not None and not isinstance(arguments, dict) and arguments is not None:
-                # MCP carries arguments as a JSON object only: what the gate would answer, said here
-                result = unsendable_arguments(name, arguments)
-            elif remote is not None:
-                result = await remote(name, arguments or {})
+            if remote is not None:
+                result = await remote(str(name), calls.wire_arguments(arguments))
             else:
                 result = await self.turn.port.call(name, arguments)
         finally:
             self.meter.tool_s += time.perf_counter() - started
         self.results.append(result)
         return result
-
-
-def unsendable_arguments(name: str, arguments: Any) -> ToolResult:
-    """The answer to a call whose arguments are not a JSON object, which MCP cannot carry: the tool's own
-    bad-arguments message (as the gate gives in process), but the call never reaches the gate."""
-    spec = TOOLS.get(name)
-    if spec is None:
-        return ToolResult.fail("unknown_tool", f"Unknown tool '{name}'. Tools: {', '.join(TOOLS)}.")
-    try:
-        spec.parse(arguments)
-    except Exception as exc:  # noqa: BLE001 - ToolArgsError; its message names the argument and the fix
-        return ToolResult.fail("bad_args", str(exc))
-    return ToolResult.fail("bad_args", f"{name}: arguments must be a JSON object, got {type(arguments).__name__}.")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ Framework imports happen inside the builder functions: importing this module sta
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -19,9 +20,46 @@ from typing import Any, Callable, Sequence
 
 from .common import approx_message_tokens, approx_tokens, chars_to_tokens, message_chars
 
-Decision = tuple[str, dict[str, Any]] | None
+Decision = Any  # (tool name, arguments) | [several such] | None | ModelFault
 Decide = Callable[[], Decision]
 NO_ACTION_TEXT = "I have nothing useful to do this turn."
+HANG_S = 3600.0  # how long a "hang" fault keeps the request open (the turn timeout ends it first)
+
+
+class ModelFault:
+    """A scripted answer that is a failure of the model service rather than an answer: ``"500"`` (the
+    service answers HTTP 500), ``"hang"`` (it never answers). Each fake fails the way its framework's real
+    client would see it, so the framework's own retry and error paths run."""
+
+    def __init__(self, kind: str):
+        if kind not in ("500", "hang"):
+            raise ValueError(f"ModelFault kind {kind!r}: use '500' or 'hang'")
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"ModelFault({self.kind!r})"
+
+
+class ScriptedServiceError(RuntimeError):
+    """What a scripted model service raises for ``ModelFault("500")`` (classified by its status code)."""
+
+    status_code = 500
+
+    def __init__(self) -> None:
+        super().__init__("scripted model service: internal server error")
+
+
+async def fail_as_scripted(decision: Decision) -> None:
+    """Raise or hang for a :class:`ModelFault`; return for anything else."""
+    if isinstance(decision, ModelFault):
+        if decision.kind == "hang":
+            await asyncio.sleep(HANG_S)
+        raise ScriptedServiceError()
+
+
+def arguments_text(args: Any) -> str:
+    """A decision's arguments as a model writes them: text as it is (broken JSON included), else JSON."""
+    return args if isinstance(args, str) else json.dumps(args)
 
 _ids = itertools.count(1)
 
@@ -45,7 +83,7 @@ def chat_completion_payload(decision: Decision | list[tuple[str, dict[str, Any]]
         message = {"role": "assistant", "content": None, "tool_calls": []}
         out_chars = 0
         for name, args in calls:
-            arguments = json.dumps(args)
+            arguments = arguments_text(args)
             message["tool_calls"].append(
                 {"id": _call_id(), "type": "function", "function": {"name": name, "arguments": arguments}})
             out_chars += len(name) + len(arguments)
@@ -66,11 +104,16 @@ def scripted_openai_client(decide: Decide, model: str = "scripted"):
     import httpx
     from openai import AsyncOpenAI
 
-    def handle(request: httpx.Request) -> httpx.Response:
+    async def handle(request: httpx.Request) -> httpx.Response:
         if not request.url.path.endswith("/chat/completions"):
             return httpx.Response(404, json={"error": {"message": f"no route {request.url.path}"}})
         body = json.loads(request.content)
-        return httpx.Response(200, json=chat_completion_payload(decide(), model=body.get("model", model),
+        decision = decide()
+        if isinstance(decision, ModelFault):
+            if decision.kind == "hang":
+                await asyncio.sleep(HANG_S)
+            return httpx.Response(500, json={"error": {"message": "scripted model service: internal server error"}})
+        return httpx.Response(200, json=chat_completion_payload(decision, model=body.get("model", model),
                                                                  prompt_chars=request_chars(body)))
 
     http_client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
@@ -98,15 +141,16 @@ def scripted_autogen_client(decide: Decide):
                          cancellation_token=None) -> CreateResult:
             self.create_calls += 1
             decision = decide()
+            await fail_as_scripted(decision)
             prompt = approx_message_tokens(messages)
             if decision is None:
                 content: Any = NO_ACTION_TEXT
                 finish, out = "stop", approx_tokens(NO_ACTION_TEXT)
             else:
-                name, args = decision
-                arguments = json.dumps(args)
-                content = [FunctionCall(id=_call_id(), name=name, arguments=arguments)]
-                finish, out = "function_calls", approx_tokens(name + arguments)
+                pairs = decision if isinstance(decision, list) else [decision]
+                content = [FunctionCall(id=_call_id(), name=n, arguments=arguments_text(a)) for n, a in pairs]
+                finish = "function_calls"
+                out = approx_tokens("".join(c.name + c.arguments for c in content))
             self._last = RequestUsage(prompt_tokens=prompt, completion_tokens=out)
             self._total = RequestUsage(prompt_tokens=self._total.prompt_tokens + prompt,
                                        completion_tokens=self._total.completion_tokens + out)
@@ -164,20 +208,38 @@ def scripted_langchain_model(decide: Decide):
             return self.model_copy(update={"bound_tools": names})
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-            decision = self.decide_fn()
+            return self._answer(messages, self.decide_fn())
+
+        def _answer(self, messages, decision) -> ChatResult:
             prompt = approx_message_tokens(messages)
             if decision is None:
                 msg = AIMessage(content=NO_ACTION_TEXT)
                 out = approx_tokens(NO_ACTION_TEXT)
             else:
-                name, args = decision
-                msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": _call_id(), "type": "tool_call"}])
-                out = approx_tokens(name + json.dumps(args))
+                # as langchain-openai parses an answer: arguments that are a JSON object become a tool call,
+                # anything else an invalid tool call carrying the text as emitted
+                good, bad, out_chars = [], [], 0
+                for name, args in (decision if isinstance(decision, list) else [decision]):
+                    text = arguments_text(args)
+                    out_chars += len(name) + len(text)
+                    try:
+                        parsed = json.loads(text) if text.strip() else {}
+                    except ValueError:
+                        parsed = None
+                    if isinstance(parsed, dict):
+                        good.append({"name": name, "args": parsed, "id": _call_id(), "type": "tool_call"})
+                    else:
+                        bad.append({"name": name, "args": text, "id": _call_id(), "error": "not a JSON object",
+                                    "type": "invalid_tool_call"})
+                msg = AIMessage(content="", tool_calls=good, invalid_tool_calls=bad)
+                out = chars_to_tokens(out_chars)
             msg.usage_metadata = {"input_tokens": prompt, "output_tokens": out, "total_tokens": prompt + out}
             return ChatResult(generations=[ChatGeneration(message=msg)])
 
         async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-            return self._generate(messages, stop=stop, **kwargs)
+            decision = self.decide_fn()
+            await fail_as_scripted(decision)
+            return self._answer(messages, decision)
 
     return ScriptedChatModel(decide_fn=decide)
 
@@ -206,16 +268,18 @@ def scripted_camel_backend(decide: Decide):
         def token_limit(self) -> int:
             return 1_000_000
 
-        def _completion(self, messages) -> ChatCompletion:
-            payload = chat_completion_payload(decide(), model="scripted",
+        def _completion(self, messages, decision) -> ChatCompletion:
+            payload = chat_completion_payload(decision, model="scripted",
                                               prompt_chars=sum(message_chars(m) for m in messages))
             return ChatCompletion.model_validate(payload)
 
         def _run(self, messages, response_format=None, tools=None):
-            return self._completion(messages)
+            return self._completion(messages, decide())
 
         async def _arun(self, messages, response_format=None, tools=None):
-            return self._completion(messages)
+            decision = decide()
+            await fail_as_scripted(decision)
+            return self._completion(messages, decision)
 
         def check_model_config(self) -> None:
             return None

@@ -4,8 +4,11 @@ The graph is ``agent → tools → END`` with an ``InMemorySaver`` checkpointer 
 so each character keeps its own message history across turns. The agent node calls the chat model (with
 the 13 tools bound, ``tool_choice`` forced, no parallel calls), folds old turns when the history exceeds
 the budget (``RemoveMessage`` on the checkpointed state), and times, counts and retries every request.
-Tools are LangChain ``StructuredTool`` objects whose execution goes through the turn gate; with ``--tools mcp``
-they come from langchain-mcp-adapters (``load_mcp_tools`` on the seat's session, see :func:`mcp_tools`).
+The tool definitions bound to the model are LangChain ``StructuredTool`` objects from ``core/world/tools.py``;
+with ``--tools mcp`` they come from langchain-mcp-adapters (``load_mcp_tools`` on the seat's session, see
+:func:`mcp_tools`). The graph's own tool node (not LangGraph's prebuilt ToolNode, which answers an unknown
+tool name itself) hands every emitted call, parseable or not (``invalid_tool_calls``), to the turn gate as
+emitted, in process or over the seat's MCP session.
 """
 
 from __future__ import annotations
@@ -30,47 +33,27 @@ def langchain_tool(binding: ToolBinding) -> Any:
 
 
 def _validate(msg: Any) -> None:
+    """Only a failure of the service is retried: an answer whose tool call is unparseable (LangChain's
+    ``invalid_tool_calls``) is the model's call, which the turn gate decides."""
     from langchain_core.messages import AIMessage
 
     if not isinstance(msg, AIMessage):
         raise MalformedResponse(f"model returned {type(msg).__name__}, not an AIMessage")
-    if getattr(msg, "invalid_tool_calls", None) and not msg.tool_calls:
-        bad = msg.invalid_tool_calls[0]
-        raise MalformedResponse(f"unparseable tool call {bad.get('name')!r}: {bad.get('error')}")
+
+
+def emitted_calls(msg: Any) -> list[dict[str, Any]]:
+    """The calls of an answer in the order the model wrote them (LangChain splits the parseable ones,
+    ``tool_calls``, from the rest, ``invalid_tool_calls``, whose ``args`` is the text as emitted)."""
+    return [*(msg.tool_calls or []), *(getattr(msg, "invalid_tool_calls", None) or [])]
 
 
 async def mcp_tools(session: Any, router: ToolRouter) -> list[Any]:
-    """The seat's tools from langchain-mcp-adapters (``load_mcp_tools`` on the seat's held-open session).
-
-    The adapter's own interceptor hook puts each call through the router and turns the MCP result (its
-    ``structuredContent`` carries the gate's ok / error / text) into the text the model reads in process,
-    as a plain result: the adapter would otherwise raise on ``isError`` and hand over content blocks. The
-    graph's tool node then makes that text the ToolMessage's string content (:func:`plain_text_results`)."""
+    """The seat's tools from langchain-mcp-adapters (``load_mcp_tools`` on the seat's held-open session): they
+    give the model its tool definitions. The graph's tool node makes the calls itself, on the same session,
+    through the router (so that every call, whatever its name or arguments, reaches the gate)."""
     from langchain_mcp_adapters.tools import load_mcp_tools
-    from mcp import types
 
-    from ...mcp_server.clients import to_tool_result
-
-    async def through_router(request: Any, handler: Any) -> Any:
-        async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
-            return to_tool_result(await handler(request.override(name=tool, args=args)))
-
-        result = await router.call(request.name, request.args, via=over_mcp)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=result_text(result))])
-
-    return await load_mcp_tools(session, tool_interceptors=[through_router], server_name="agentworld")
-
-
-async def plain_text_results(request: Any, execute: Any) -> Any:
-    """ToolNode wrapper for MCP tools: their ToolMessage carries a list of text blocks (each with a fresh
-    random id); make it the plain string an in-process tool gives, so the history is the same."""
-    from langchain_core.messages import ToolMessage
-
-    msg = await execute(request)
-    if isinstance(msg, ToolMessage) and isinstance(msg.content, list):
-        text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in msg.content)
-        msg = msg.model_copy(update={"content": text, "artifact": None})
-    return msg
+    return await load_mcp_tools(session, server_name="agentworld")
 
 
 def _tool_names(group: list[Any]) -> list[str]:  # the tool calls of the AIMessages of a turn
@@ -78,15 +61,14 @@ def _tool_names(group: list[Any]) -> list[str]:  # the tool calls of the AIMessa
 
 
 def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBudget, team: "LangGraphTeam",
-                agent_id: str, bind_kwargs: dict[str, Any], tool_wrapper: Any = None) -> Any:
+                agent_id: str, bind_kwargs: dict[str, Any], call_tool: Any) -> Any:
     """``agent → tools → END``: one model call and at most one tool node run per ``ainvoke``."""
     from typing import Annotated, TypedDict
 
-    from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+    from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
     from langgraph.graph.message import add_messages
-    from langgraph.prebuilt import ToolNode
 
     bound = model.bind_tools(tools, **bind_kwargs)
 
@@ -115,19 +97,25 @@ def build_graph(model: Any, tools: list[Any], *, system: str, budget: HistoryBud
             raise
         usage = getattr(msg, "usage_metadata", None) or {}
         meter.usage(usage.get("input_tokens"), usage.get("output_tokens"))
-        for c in msg.tool_calls:
-            meter.emitted(c["name"], c["args"])
-        for bad in getattr(msg, "invalid_tool_calls", None) or []:
-            meter.emitted(bad.get("name") or "?", bad.get("args"))
+        for c in emitted_calls(msg):
+            meter.emitted(c.get("name") or "", c.get("args"))
         return {"messages": removed + [msg]}
 
     async def route(state: dict[str, Any]) -> str:  # async: a sync router would hop through a thread pool
-        return "tools" if state["messages"][-1].tool_calls else END
+        return "tools" if emitted_calls(state["messages"][-1]) else END
+
+    async def run_tools(state: dict[str, Any]) -> dict[str, Any]:
+        """Every emitted call, as emitted, to the gate (a prebuilt ToolNode would answer an unknown name or
+        unparseable arguments itself); the model reads each answer as that call's ToolMessage."""
+        out = []
+        for c in emitted_calls(state["messages"][-1]):
+            text = await call_tool(c.get("name") or "", c.get("args"))
+            out.append(ToolMessage(content=text, tool_call_id=c.get("id") or "", name=c.get("name") or ""))
+        return {"messages": out}
 
     graph = StateGraph(State)
     graph.add_node("agent", agent)
-    # Every emitted call reaches the gate (a second one is refused there and the model reads the refusal).
-    graph.add_node("tools", ToolNode(tools, handle_tool_errors=True, awrap_tool_call=tool_wrapper))
+    graph.add_node("tools", run_tools)
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, {"tools": "tools", END: END})
     graph.add_edge("tools", END)
@@ -159,18 +147,26 @@ class LangGraphTeam(FrameworkTeam):
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
         model, bind_kwargs = self.chat_model()
         system, _ = turn_messages(turn)
-        wrapper = None
+        over_mcp = None
         if self.tools_mode == "mcp":
             # langchain-mcp-adapters: one session for the seat, opened by MultiServerMCPClient.session()
-            # (identity in the Authorization header) and kept open by a task of its own until aclose.
-            from ...mcp_server.clients import langchain_session
+            # (identity in the Authorization header) and kept open by a task of its own until aclose; the
+            # adapter's tools give the model its tool definitions, the session makes the calls.
+            from ...mcp_server.clients import langchain_session, to_tool_result
 
             session = await self.mcp.hold(langchain_session(*self.mcp.seat(turn.agent_id)))
-            tools, wrapper = await mcp_tools(session, router), plain_text_results
+            tools = await mcp_tools(session, router)
+
+            async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
+                return to_tool_result(await session.call_tool(tool, args))
         else:
             tools = [langchain_tool(b) for b in tool_bindings(turn.tools, router)]
+
+        async def call_tool(name: str, args: Any) -> str:
+            return result_text(await router.call(name, args, via=over_mcp))
+
         return build_graph(model, tools, system=system, budget=self.budgets[turn.agent_id], team=self,
-                           agent_id=turn.agent_id, bind_kwargs=bind_kwargs, tool_wrapper=wrapper)
+                           agent_id=turn.agent_id, bind_kwargs=bind_kwargs, call_tool=call_tool)
 
     async def step(self, graph: Any, turn: Turn, router: ToolRouter) -> str:
         from langchain_core.messages import AIMessage, HumanMessage

@@ -8,13 +8,15 @@ from its seat's MCP SDK ``ClientSession`` (``list_tools`` gives the schemas, ``c
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.hookspecs import hookimpl
+from ...core.play import calls
 from ...core.play.protocol import TeamSpec, Turn
 from .common import (FrameworkTeam, HistoryBudget, team_factory, MalformedResponse, ToolBinding, ToolRouter, call_model,
-                     decode_arguments, result_text, tool_bindings, trim_openai_history, turn_messages)
+                     result_text, tool_bindings, trim_openai_history, turn_messages)
 
 
 @dataclass
@@ -39,6 +41,13 @@ def validate_completion(resp: Any) -> None:
         fn = getattr(call, "function", None)
         if fn is None or not getattr(fn, "name", None):
             raise MalformedResponse("tool call without a function name")
+
+
+def history_arguments(arguments: str | None) -> str:
+    """A call's arguments for the conversation history: the text as emitted when it is a JSON object,
+    else the wire form (``{"_raw_arguments": ...}``) as JSON text."""
+    wired = calls.wire_arguments(arguments or "")
+    return json.dumps(wired) if calls.is_wrapped(wired) else (arguments or "{}")
 
 
 class OpenAITeam(FrameworkTeam):
@@ -130,16 +139,18 @@ class OpenAITeam(FrameworkTeam):
         calls = list(message.tool_calls or [])
         entry: dict[str, Any] = {"role": "assistant", "content": message.content}
         if calls:
+            # arguments that are not a JSON object are kept in the history in the wire form, which a model
+            # server accepts (some refuse a conversation holding broken JSON)
             entry["tool_calls"] = [{"id": c.id, "type": "function",
-                                    "function": {"name": c.function.name, "arguments": c.function.arguments or "{}"}}
+                                    "function": {"name": c.function.name,
+                                                 "arguments": history_arguments(c.function.arguments)}}
                                    for c in calls]
         agent.history.append(entry)
-        # Every emitted call goes to the gate: the first runs, any further one is refused there, and the
-        # model reads each answer as that call's result (so the history stays a valid conversation).
+        # Every emitted call goes to the gate as emitted: the first is the turn's action (valid or not), any
+        # further one is refused there, and the model reads each answer as that call's result.
         for c in calls:
-            args = decode_arguments(c.function.arguments or "")
-            meter.emitted(c.function.name, args)
-            text = await self.call_tool(agent, router, c.function.name, args)
+            meter.emitted(c.function.name, c.function.arguments or "")
+            text = await self.call_tool(agent, router, c.function.name, c.function.arguments or "")
             agent.history.append({"role": "tool", "tool_call_id": c.id, "content": text})
         return message.content or ""
 
