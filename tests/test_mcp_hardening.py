@@ -6,6 +6,7 @@ short message, the seats file private from the start, tokens printed whole."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
@@ -129,16 +130,23 @@ async def test_malformed_input_gets_4xx_without_traceback_and_other_seats_play_o
 
 
 async def test_a_one_megabyte_argument_is_refused_with_a_short_message(tmp_path):
-    ep, _ = relay_episode(tmp_path)
-    async with EpisodeMcpServer(ep) as server:
-        async with mcp_session(server.url, server.token("agent_1")) as alice:
-            for tool, args in (("chat", {"message": "x" * 1_000_000}),
-                               ("transfer_items", {"targetPlayer": "b" * 1_000_000, "itemKey": "logs"}),
-                               ("harvest_resource", {"targetInstance": "t" * 1_000_000})):
-                r = await alice.call_tool(tool, args)
+    # a malformed call is its seat's turn (the turn contract), so each seat sends one in its own turn
+    ep, _ = relay_episode(tmp_path, turn_timeout=2)
+    async with EpisodeMcpServer(ep, turn_timeout=2) as server:
+        async def seat(agent: str, tool: str, args: dict) -> None:
+            async with mcp_session(server.url, server.token(agent)) as s:
+                r = await s.call_tool(tool, args)
                 text = r.content[0].text.split("--- Your observation now ---")[0]
                 assert r.isError and "[bad_args]" in text and "at most" in text
                 assert len(text) < 600, text[:200]
+
+        run = asyncio.create_task(ep.run())
+        await asyncio.gather(seat("agent_1", "chat", {"message": "x" * 1_000_000}),
+                             seat("agent_2", "transfer_items", {"targetPlayer": "b" * 1_000_000, "itemKey": "logs"}),
+                             seat("agent_3", "harvest_resource", {"targetInstance": "t" * 1_000_000}))
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
 
 
 def test_an_exposed_host_needs_its_names_and_publishes_them():
