@@ -4,9 +4,9 @@ are compared with, measured in the same run (this machine is shared and noisy: t
 - scale: N agents (a generated task, spawned round the map's landmarks, or ``packed`` into one village)
   play the random team through the full episode layer, trajectory written; each N runs in a fresh process
   so its RSS is its own. Floor: the cost per agent-turn at the smallest N.
-- harness: the random team on a shipped task; the per-turn cost of the episode layer (observation, prompts,
-  gate, recording: ``harness_s`` minus the tool) against the world's own execution of the same calls,
-  replayed on a fresh world (the floor).
+- harness: the random team on a shipped task; what the episode layer adds per turn (prompts, the gate, turn
+  bookkeeping, the recorded event: ``harness_s`` less the world's work) against the world's own work for the
+  same turns (its observation and the tool call, replayed on a fresh world: the floor).
 - startup: wall time of commands in fresh processes (``agentworld --help``, the README's first episode, a
   warm ``load_world()``) against a bare ``python -c pass`` (the floor).
 - concurrency: K identical episodes whose team sleeps like a model call before each move, run together in
@@ -118,7 +118,8 @@ def bench_scale(sizes: list[int], rounds: int, packed: bool = False, seed: int =
 
 # -- harness -----------------------------------------------------------------------------------------------
 def bench_harness(task_id: str = "task_08_convoy", rounds: int = 30, seeds: int = 3) -> dict[str, Any]:
-    """Per turn: the episode layer (``harness_s`` less the tool) against the world running the same calls."""
+    """Per turn: what the episode layer adds (``harness_s`` less the world's own work) against the world's
+    own work for the same turn (its observation and the tool call, replayed on a fresh world: the floor)."""
     from ..play.episode import Episode
     from ..play.policies import PolicyTeam, RandomPolicy
     from ..play.records import TurnEvent
@@ -126,25 +127,25 @@ def bench_harness(task_id: str = "task_08_convoy", rounds: int = 30, seeds: int 
     from ..tasks.task import find_task
 
     task = find_task(task_id).model_copy(update={"rounds": rounds})
-    layer: list[float] = []
-    world: list[float] = []
+    harness, observe, tool = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(seeds):
             out = Path(tmp) / f"s{seed}"
             asyncio.run(Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=out).run())
             events = read_events(out)
-            tool_s = replay(task, seed, events)
-            turns = [e for e in events if isinstance(e, TurnEvent)]
-            for e, t in zip(turns, tool_s):
-                world.append(t)
-                layer.append(max(0.0, e.harness_s - t))
-    return {"task": task_id, "turns": len(layer), "layer_ms": statistics.mean(layer) * 1000,
-            "world_ms": statistics.mean(world) * 1000}
+            harness += [e.harness_s for e in events if isinstance(e, TurnEvent)]
+            for o, t in replay(task, seed, events):
+                observe.append(o)
+                tool.append(t)
+    world = statistics.mean(observe) + statistics.mean(tool)
+    return {"task": task_id, "turns": len(harness), "world_ms": world * 1000,
+            "world_observe_ms": statistics.mean(observe) * 1000, "world_tool_ms": statistics.mean(tool) * 1000,
+            "layer_ms": max(0.0, statistics.mean(harness) - world) * 1000}
 
 
-def replay(task: Any, seed: int, events: list[Any]) -> list[float]:
-    """The recorded calls executed straight on a fresh world (same seed and order, ticks between rounds,
-    agents retired where the episode retired them): the time of each call, in turn order (0: no call)."""
+def replay(task: Any, seed: int, events: list[Any]) -> list[tuple[float, float]]:
+    """Each recorded turn replayed straight on a fresh world (same seed and order, ticks between rounds,
+    agents retired where the episode retired them): (observation seconds, tool call seconds) per turn."""
     from ..play.episode import make_world
     from ..play.records import TickEvent, TurnEvent
     from ..tasks.variants import apply_variant
@@ -159,9 +160,11 @@ def replay(task: Any, seed: int, events: list[Any]) -> list[float]:
     for e in events:
         if isinstance(e, TurnEvent):
             t0 = time.perf_counter()
+            w.observe(e.agent)
+            t1 = time.perf_counter()
             if e.tool in TOOLS:
                 TOOLS[e.tool].execute(w, e.agent, e.arguments)
-            times.append(time.perf_counter() - t0 if e.tool in TOOLS else 0.0)
+            times.append((t1 - t0, time.perf_counter() - t1))
             used[e.agent] += e.counts_as_action
             if used[e.agent] >= played.max_action_steps and w.player_state(e.agent).active:
                 w.remove_player(e.agent, "max_action_steps")
