@@ -136,3 +136,20 @@ def test_a_models_proposal_is_kept_only_if_it_passes_the_same_proofs(monkeypatch
     assert aug is None and why
     aug, why = ModelProposer("openai-compatible:p", base_url=stub_url, timeout=2).propose(task)  # server gone
     assert aug is None and "the model service failed" in why
+
+
+def test_augment_command_writes_proven_variants_and_a_readme(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from agentworld.core.cli import _load_commands, cli
+    from agentworld.core.runs.run_spec import build_spec
+    from agentworld.core.runs.runner import select_tasks
+
+    _load_commands()
+    out = tmp_path / "aug"
+    res = CliRunner().invoke(cli, ["tasks", "augment", "--task", "task_01_staff", "--target", "1", "--out", str(out)],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "aug_01_staff_split_role.yaml"]
+    assert "| aug_01_staff_split_role | task_01_staff | split_role |" in (out / "README.md").read_text()
+    assert len(select_tasks(build_spec({"suite": "augmented"}))) >= 100  # `run --suite augmented` selects them
