@@ -12,7 +12,7 @@ FIGHTER = {"accuracy": 20, "strength": 20, "defense": 20, "health": 20}
 def test_kill_gives_loot_kill_effect_xp_and_respawns_later():
     w = make_world(players=[spec("a", "a", 4, 4, skills=FIGHTER, equipment=["copper_sword"])])
     r = w.attack_entity("a", "chicken#1")
-    assert r.ok and r.effects.kills[0].model_dump() == {"mob": "chicken", "instance": "chicken#1", "level": 1, "by": "a"}
+    assert r.ok and r.effects.kills[0].model_dump() == {"mob": "chicken", "instance": "chicken#1", "level": 1, "by": "a", "name": ""}
     loot = {d.item: d for d in r.effects.gained}
     assert set(loot) == {"feather", "bones"} and all(d.source == "loot:chicken#1" for d in loot.values())
     assert r.effects.xp["strength"] > 0 and r.effects.xp["accuracy"] > 0

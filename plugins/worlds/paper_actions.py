@@ -280,7 +280,7 @@ class PaperActions:
             eff.lost = []
             return ToolResult(ok=True, text=f"Equipped {key} in your {slot} slot.", effects=eff)
         for d in eff.lost:
-            d.source = f"eat"
+            d.source = "eat"
         h0, h1 = view.hp(before)[0], view.hp(after)[0]
         return ToolResult(ok=True, text=f"Used it: {self._items_text(eff)}; HP {h0} -> {h1}.", effects=eff)
 
@@ -345,7 +345,7 @@ class PaperActions:
                 t0 = time.monotonic()
             return view.find(r, "resources", target_instance) is None or time.monotonic() - t0 >= self.options.stall_s
 
-        after, done = self.wait(c, finished, self.options.harvest_timeout_s)
+        after, _ = self.wait(c, finished, self.options.harvest_timeout_s)
         depleted = view.find(after, "resources", target_instance) is None
         if not depleted:
             self.call(c, "/ai/stop", {})  # bounded: gathering must not go on into later turns
