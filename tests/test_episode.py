@@ -16,6 +16,7 @@ import pytest
 from agentworld.core.play.episode import Episode, run_episode
 from agentworld.core.play.protocol import Team, Turn, TurnOutcome
 from agentworld.core.play.records import EndEvent, StartEvent, TickEvent, TurnEvent
+from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_task, suite_files
 from agentworld.core.play.trajectory import read_events
 from agentworld.core.play.policies import IdlePolicy, OraclePolicy, PolicyTeam, RandomPolicy
@@ -279,15 +280,18 @@ async def test_complete_retires_and_no_active_agents_ends(tmp_path):
 
 async def test_turn_contents(tmp_path):
     team = ScriptTeam()
-    ep = Episode(find_task("task_01_staff"), team, out_dir=tmp_path, variant="short_horizon:6")
+    staff = find_task("task_01_staff")
+    n = rounds_needed(staff.reference_solution)  # a horizon the plan fits in
+    ep = Episode(staff, team, out_dir=tmp_path, variant=f"short_horizon:{n}")
     await ep.run()
     t = team.turns[0]
     assert t.agent_id == "agent_1" and t.username == "lumberjack" and t.round == 1
-    assert t.observation.round == 1 and t.observation.max_rounds == 6 and t.observation.actions_left == 20
+    assert t.observation.round == 1 and t.observation.max_rounds == n
+    assert t.observation.actions_left == staff.max_action_steps
     assert "lumberjack" in t.system_prompt and "woodworker" in t.system_prompt and "wizard" in t.system_prompt
     assert "3 players" in t.system_prompt and "You are the team's lumberjack" in t.system_prompt
     assert "staff" in t.system_prompt.lower() and "transfer_items gives items to a teammate within 6 tiles" in t.system_prompt
-    assert t.observation_text in t.user_prompt and "round 1 of 6" in t.user_prompt
+    assert t.observation_text in t.user_prompt and f"round 1 of {n}" in t.user_prompt
     assert {s.name for s in t.tools} >= {"chat", "move_character", "transfer_items"} and len(t.tools) == 13
     assert "shared_plan" in t.extra and t.extra["shared_plan"] is None  # vanilla: the plan is not shown
     later = [x for x in team.turns if x.agent_id == "agent_1" and x.round == 2][0]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from agentworld.core.cli import _load_commands, cli
 
+sys.path.insert(0, str(Path(__file__).parent))
+from variant_picks import pick, plan_rounds  # noqa: E402
+
 _load_commands()
-TASKS = ("--task", "task_01_staff", "--task", "task_03_market")  # single_agent applies to the first only
+APPLIES, HANDOFFS = pick("applies"), pick("hand-offs")
+TASKS = ("--task", APPLIES.id, "--task", HANDOFFS.id)  # single_agent applies to the first only
 
 
 def invoke(*args: str):
@@ -28,7 +33,7 @@ def test_baselines_fill_table_3_offline_and_explain_na(tmp_path: Path):
     assert rows["Random actions"]["framework"] == "random" and rows["Random actions"]["n"] == 2
     assert rows["Vanilla"]["sr"]["mean"] == 1.0 and rows["Vanilla"]["paper_sr"] == 52.0
     single = rows["Single agent"]
-    assert single["n"] == 1 and single["na"] == 1 and "hand-offs" in single["na_reasons"]["task_03_market"]
+    assert single["n"] == 1 and single["na"] == 1 and "hand-offs" in single["na_reasons"][HANDOFFS.id]
     assert single["sr"]["mean"] == 1.0  # the oracle plays the adapted plan; the n/a task is not a 0
     assert {Path(p).name for p in table["runs"].values()} == {"oracle", "random"}
     # the same command again resumes the finished runs: nothing reruns, the table is the same
@@ -37,20 +42,21 @@ def test_baselines_fill_table_3_offline_and_explain_na(tmp_path: Path):
         [(r["method"], r["n"], r["sr"]["mean"]) for r in table["rows"]]
     text = invoke("baselines", *TASKS, "--framework", "oracle", "--out", str(out)).output
     assert "Table 3 shape: baselines" in text and "Single agent: n/a on 1 task(s)" in text
-    assert "n/a  task_03_market: one agent holding the team's items" in text
+    assert f"n/a  {HANDOFFS.id}: one agent holding the team's items" in text
 
 
 def test_ablations_fill_table_4_with_an_idle_team(tmp_path: Path):
-    res = invoke("ablations", "--task", "task_01_staff", "--framework", "idle", "--short-horizon", "3",
-                 "--out", str(tmp_path / "t4"))
+    short = plan_rounds(APPLIES) - 1  # fewer rounds than the plan needs: that row is n/a, explained
+    args = ("ablations", "--task", APPLIES.id, "--framework", "idle", "--short-horizon", str(short),
+            "--out", str(tmp_path / "t4"))
+    res = invoke(*args)
     assert res.exit_code == 0, res.output
-    assert "Table 4 shape: ablations" in res.output and "Without long horizon (3 rounds)" in res.output
-    assert "needs 5 rounds" in res.output  # 3 rounds are fewer than the plan needs: n/a, explained
-    data = json.loads(invoke("ablations", "--task", "task_01_staff", "--framework", "idle", "--short-horizon", "3",
-                             "--out", str(tmp_path / "t4"), "--json").output)
+    assert "Table 4 shape: ablations" in res.output and f"Without long horizon ({short} rounds)" in res.output
+    assert f"needs {plan_rounds(APPLIES)} rounds" in res.output
+    data = json.loads(invoke(*args, "--json").output)
     rows = {r["variant"]: r for r in data["rows"]}
-    assert rows["short_horizon:3"]["n"] == 0 and rows["short_horizon:3"]["na"] == 1
-    assert all(r["sr"]["mean"] == 0.0 for v, r in rows.items() if v != "short_horizon:3")  # idle never passes
+    assert rows[f"short_horizon:{short}"]["n"] == 0 and rows[f"short_horizon:{short}"]["na"] == 1
+    assert all(r["sr"]["mean"] == 0.0 for v, r in rows.items() if r["n"])  # idle never passes
 
 
 def test_tables_need_a_task_selection():
