@@ -196,8 +196,13 @@ class CamelTeam(FrameworkTeam):
             client = await self.mcp.hold(camel_client(*self.mcp.seat(turn.agent_id)))
             tools = await mcp_function_tools(client, router)
 
+            listed = {t.get_function_name() for t in tools}
+
             async def over_mcp(tool: str, args: dict[str, Any]) -> Any:
-                return to_tool_result(await client.call_tool(tool, args))
+                # CAMEL's client refuses a name it did not list before sending it: such a call goes out on the
+                # client's own session instead, so that the gate decides it (an unknown tool uses the turn)
+                call = client.call_tool if tool in listed else client.session.call_tool
+                return to_tool_result(await call(tool, args))
         else:
             tools = [camel_tool(b) for b in tool_bindings(turn.tools, router)]
             over_mcp = None

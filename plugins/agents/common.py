@@ -184,6 +184,8 @@ async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter
     trace = meter.trace
     for attempt in range(1, attempts + 1):
         started = time.perf_counter()
+        # while this is set a turn timeout is the service's (infra), not the agent's: it stays set when the
+        # episode cancels the turn, and through the backoff before a retry
         trace.model_pending, trace.pending_since = True, started
         try:
             result = await asyncio.wait_for(request(), timeout=spec.timeout)
@@ -197,17 +199,18 @@ async def call_model(request: Callable[[], Awaitable[T]], spec: ModelSpec, meter
             what = describe_error(exc)
             meter.attempt(False, time.perf_counter() - started, what)
             if not is_retryable(exc):
+                trace.model_pending = False
                 raise ModelServiceError(f"model service error (not retried): {what}") from exc
             if attempt == attempts:
+                trace.model_pending = False
                 raise ModelServiceError(f"model service failed {attempts} time(s); last: {what}") from exc
             delay = min(spec.backoff_max, spec.backoff * 2 ** (attempt - 1))
             log.warning("model request failed (%s), attempt %d/%d; retrying in %.2fs", what, attempt, attempts, delay)
-            await asyncio.sleep(delay)  # still the service's time: a turn timeout now is an infrastructure error
+            await asyncio.sleep(delay)
         else:
+            trace.model_pending = False
             meter.attempt(True, time.perf_counter() - started)
             return result
-        finally:
-            trace.model_pending = False
     raise AssertionError("unreachable")  # pragma: no cover
 
 
