@@ -323,8 +323,8 @@ def error_table(runs: list[RunData], with_run_label: bool) -> tuple[list[dict[st
             for c in ERROR_COUNTERS:
                 g[c] += int(getattr(r, c, 0) or 0)
             kinds, ec = _episode_facts(run, r, known)
-            harness = kinds.pop("harness", 0)  # a turn the harness failed: not a tool error of the agent
-            if getattr(r, "harness_errors", None) is None:  # results written without the counter
+            harness = kinds.pop("harness_error", 0)  # a turn the harness spoiled: not the agent's tool error
+            if "harness_errors" not in r.model_fields_set:  # a result.json written before the counter existed
                 g["harness_errors"] += harness
             g["tool_error_kinds"].update(kinds)
             if ec is not None and r.episode_id not in errored:
