@@ -32,6 +32,7 @@ from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
 REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
+PLAYER_CELL = 4  # side of the buckets of the player index
 
 
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
@@ -70,7 +71,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._cells = fixed.cells
 
         self.players: dict[str, Player] = {}
-        self._player_cells = Cells()  # players by tile (each Player keeps it up to date as it moves)
+        # players by tile, in small buckets (a crowd fills few tiles); each Player keeps it up to date as it moves
+        self._player_cells = Cells(size=PLAYER_CELL)
         self.by_username: dict[str, str] = {}
         self.ground: GroundItems = GroundItems()
         self._ground_seq = 0
@@ -679,6 +681,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         near = [q for _, q in self._player_cells.near(p.x, p.y, radius) if q is not p and q.active and q.alive]
         near.sort(key=lambda q: q.order)
         return near
+
+    def _nearest_players(self, p: Player, radius: int, limit: int) -> list[tuple[int, Player]]:
+        """(distance, player) of the ``limit`` other players in play within ``radius`` that come first by
+        distance, then username (an observation lists at most that many entities of any kind)."""
+        return self._player_cells.nearest(p.x, p.y, radius, limit, lambda q: q is not p and q.active and q.alive,
+                                          lambda q: q.username)
 
     def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player]) -> ToolResult:
         msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)

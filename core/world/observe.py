@@ -35,8 +35,9 @@ class ObservationMixin:
         for d, kind, ref in self._static_near(p.x, p.y, vr):
             eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station" else ref.id)
             cands.append((d, eid, kind, ref))
-        for q in self._players_near(p, vr):
-            cands.append((abs(q.x - p.x) + abs(q.y - p.y), q.username, "player", q))
+        # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
+        for d, q in sorted(self._nearest_players(p, vr, r.max_nearby), key=lambda t: t[1].order):
+            cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))
         cands.sort(key=lambda c: (c[0], c[1]))

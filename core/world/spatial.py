@@ -20,14 +20,15 @@ CELL = 16  # side of a bucket in tiles
 class Cells:
     """key -> thing, bucketed by tile. Things need ``x`` and ``y``; iteration order is insertion order per bucket."""
 
-    __slots__ = ("buckets", "where")
+    __slots__ = ("buckets", "where", "size")
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = CELL) -> None:
+        self.size = size  # side of a bucket in tiles
         self.buckets: dict[tuple[int, int], dict[Any, Any]] = {}
         self.where: dict[Any, tuple[int, int]] = {}
 
     def put(self, key: Any, thing: Any) -> None:
-        cell = (thing.x // CELL, thing.y // CELL)
+        cell = (thing.x // self.size, thing.y // self.size)
         old = self.where.get(key)
         if old == cell:
             return
@@ -49,15 +50,43 @@ class Cells:
 
     def near(self, x: int, y: int, radius: int) -> Iterator[tuple[int, Any]]:
         """(Manhattan distance, thing) for everything within ``radius`` of (x, y), bucket by bucket."""
-        buckets = self.buckets
-        for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
-            for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
+        buckets, size = self.buckets, self.size
+        for cy in range((y - radius) // size, (y + radius) // size + 1):
+            for cx in range((x - radius) // size, (x + radius) // size + 1):
                 bucket = buckets.get((cx, cy))
                 if bucket:
                     for thing in bucket.values():
                         d = abs(thing.x - x) + abs(thing.y - y)
                         if d <= radius:
                             yield d, thing
+
+    def nearest(self, x: int, y: int, radius: int, limit: int, keep: Callable[[Any], bool],
+                key: Callable[[Any], Any]) -> list[tuple[int, Any]]:
+        """The ``limit`` kept things within ``radius`` that come first by (distance, ``key``), in that order.
+
+        Buckets are visited nearest first and the search stops once ``limit`` things are closer than every
+        bucket not yet visited, so a crowd costs what its nearest part costs, not what all of it does."""
+        buckets, size = self.buckets, self.size
+        order = []
+        for cy in range((y - radius) // size, (y + radius) // size + 1):
+            dy = max(cy * size - y, 0, y - (cy * size + size - 1))
+            for cx in range((x - radius) // size, (x + radius) // size + 1):
+                bucket = buckets.get((cx, cy))
+                if bucket:
+                    dx = max(cx * size - x, 0, x - (cx * size + size - 1))
+                    order.append((dx + dy, cy, cx, bucket))
+        order.sort(key=lambda t: t[:3])
+        found: list[tuple[int, Any]] = []
+        for i, (_, _, _, bucket) in enumerate(order):
+            for thing in bucket.values():
+                d = abs(thing.x - x) + abs(thing.y - y)
+                if d <= radius and keep(thing):
+                    found.append((d, thing))
+            nxt = order[i + 1][0] if i + 1 < len(order) else radius + 1
+            if len(found) >= limit and sum(1 for d, _ in found if d < nxt) >= limit:
+                break  # nothing unseen can come before the closest `limit` found
+        found.sort(key=lambda t: (t[0], key(t[1])))
+        return found[:limit]
 
     def clear(self) -> None:
         self.buckets.clear()
