@@ -115,3 +115,17 @@ def test_report_command_prints_tables(tmp_path: Path):
     assert json.loads(out.output)["overall"][0]["n"] == 6
     out = CliRunner().invoke(cli, ["report", str(tmp_path)])
     assert out.exit_code != 0 and "not a run folder" in out.output
+
+
+def test_the_viewer_samples_across_outcomes_and_tasks(tmp_path: Path):
+    from agentworld.core.runs.html_report import sample_episodes
+
+    # 6 tasks x 3 seeds: tasks t0-t4 always succeed, t5 always fails (1 group of failures among 6)
+    rows = [result(f"t{i}", s, success=i < 5) for i in range(6) for s in range(3)]
+    runs = load_runs([write_run(tmp_path / "r", rows)])
+    picked = [r for _, r in sample_episodes(runs, 4)]
+    assert len(picked) == 4 and picked[0].task_id == "t5" and not picked[0].success
+    assert len({r.task_id for r in picked}) == 4  # one per group before any group gives a second
+    picked = [r for _, r in sample_episodes(runs, 8)]
+    assert [r.success for r in picked].count(False) == 2  # the failing task's second seed in the second pass
+    assert len(sample_episodes(runs, 100)) == 18

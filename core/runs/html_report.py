@@ -14,6 +14,7 @@ import base64
 import html
 import io
 import json
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -228,17 +229,18 @@ def _cce_graph(data: Any, index: dict[str, int]) -> dict[str, Any]:
 def sample_episodes(runs: list[RunData], limit: int) -> list[tuple[RunData, Any]]:
     """At most ``limit`` episodes spread across outcomes, tasks and configurations.
 
-    Episodes are grouped by (outcome, task, configuration); groups are visited round-robin (failures
-    first, so a grid where most episodes succeed still shows what failed), one episode per group per
-    round, in plan order within a group.
+    Episodes are grouped by (outcome, task, configuration). The groups are visited round-robin, one
+    episode per group per pass, failed and successful groups alternating (a failed one first), so a grid
+    where most episodes succeed still shows what failed and one where most fail still shows successes.
     """
     several = len(runs) > 1
     groups: dict[tuple, list[tuple[RunData, Any]]] = {}
     for run in runs:
         for r in run.results:
-            key = (r.success, r.task_id, config_label(run, r, several))
-            groups.setdefault(key, []).append((run, r))
-    order = sorted(groups)  # False (failed) sorts before True
+            groups.setdefault((r.success, r.task_id, config_label(run, r, several)), []).append((run, r))
+    failed = sorted(k for k in groups if not k[0])
+    won = sorted(k for k in groups if k[0])
+    order = [k for pair in zip_longest(failed, won) for k in pair if k is not None]
     out: list[tuple[RunData, Any]] = []
     depth = 0
     while len(out) < limit and any(len(groups[k]) > depth for k in order):
