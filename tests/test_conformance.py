@@ -260,3 +260,23 @@ async def test_every_path_scores_the_same_behaviour_the_same(behaviour):
         woodcutter = next(e for e in ref_events if e.agent == "agent_2")
         assert woodcutter.tool == "harvest_resource" and woodcutter.ok
         assert woodcutter.arguments == {"targetInstance": "oak_tree#3"}
+
+
+# -- budgets: a run's token budget stops the running episode in every framework ----------------------------------
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_a_token_budget_smaller_than_one_episode_stops_it_in_every_framework(framework, tmp_path):
+    from agentworld.core.runs.run_spec import build_spec
+    from agentworld.core.runs.runner import Runner, read_results_file
+
+    spec = build_spec({"tasks": ["task_01_staff"], "frameworks": [framework], "models": ["scripted:oracle"],
+                       "concurrency": 1, "max_tokens_total": 1500})
+    summary = await Runner(spec, tmp_path / "run").run()
+    assert summary.stop_reason and "token budget" in summary.stop_reason
+    (result,) = read_results_file(tmp_path / "run" / "results.jsonl")
+    full_turns = 3 * 4  # the oracle needs several rounds of its three agents
+    assert result.end_reason == "budget_stop" and not result.success
+    assert result.turns is not None and 1 <= result.turns < full_turns
+    # stopped at the first turn boundary past the budget: at most one turn's tokens over it
+    assert 1500 <= result.tokens_in + result.tokens_out < 1500 + 2000
+    folder = next((tmp_path / "run").glob("episodes/*/"))
+    assert (folder / "result.json").is_file()  # the partial episode is kept like any other

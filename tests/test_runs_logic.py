@@ -44,20 +44,23 @@ class FakeEpisodes:
             f.write(start.model_dump_json() + "\n")
             if progress:
                 progress(start)
+            reason, played = "round_budget", 0
             for r in range(1, self.rounds + 1):
                 await asyncio.sleep(self.delay)
                 ev = TurnEvent(step=r - 1, round=r, agent="agent_1", username="a", tool="move", tokens_in=self.tokens)
                 f.write(ev.model_dump_json() + "\n")
-                if progress:
-                    progress(ev)
-            f.write(EndEvent(reason="round_budget", rounds=self.rounds).model_dump_json() + "\n")
+                played = r
+                if progress and progress(ev):  # the run asks the episode to stop, as an Episode honours it
+                    reason = "budget_stop"
+                    break
+            f.write(EndEvent(reason=reason, rounds=played).model_dump_json() + "\n")
         ok = (int(job.task_id[1:]) + job.seed) % 2 == 0
         result = EpisodeResult(episode_id=job.episode_id, task_id=job.task_id, category=job.category,
                              n_agents=job.n_agents, seed=job.seed, variant=job.variant, framework=job.framework,
-                             model=job.model, success=ok, psr=1.0 if ok else 0.5, end_reason="round_budget",
-                             rounds=self.rounds, max_rounds=self.rounds, actions=self.rounds, chats=0, tool_errors=0,
-                             no_calls=0, refused_calls=0, infra_errors=0, turns=self.rounds,
-                             tokens_in=self.tokens * self.rounds, wall_s=0.01)
+                             model=job.model, success=ok, psr=1.0 if ok else 0.5, end_reason=reason,
+                             rounds=played, max_rounds=self.rounds, actions=played, chats=0, tool_errors=0,
+                             no_calls=0, refused_calls=0, infra_errors=0, turns=played,
+                             tokens_in=self.tokens * played, wall_s=0.01)
         (out_dir / "result.json").write_text(result.model_dump_json(), encoding="utf-8")  # as an Episode does
         return result
 
@@ -154,9 +157,11 @@ async def test_token_budget_stops_cleanly_and_resume_continues(tmp_path: Path):
     assert summary.stop_reason and "token budget" in summary.stop_reason
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and "max_tokens_total 250" in manifest["stop_reason"]
-    # The second episode crossed the budget mid-way: cancelled and not recorded; the rest never started.
-    assert summary.done == 1 and manifest["sessions"][0]["cancelled"] == [jobs[1].episode_id]
-    assert len(fake.started) == 2
+    # The second episode crossed the budget mid-way: it stopped at once and was kept, marked budget_stop
+    # (partial, so not counted done: resume plays it again); the rest never started.
+    assert summary.done == 1 and len(fake.started) == 2
+    stopped = [r for r in read_results_file(run_dir / "results.jsonl") if r.episode_id == jobs[1].episode_id]
+    assert [(r.end_reason, r.rounds) for r in stopped] == [("budget_stop", 2)]
     bigger = spec.model_copy(update={"max_tokens_total": 10_000})
     summary = await Runner(bigger, run_dir, jobs=jobs, executor=LocalExecutor(fake), resume=True).run()
     assert summary.done == 4 and summary.stop_reason is None
@@ -173,8 +178,9 @@ async def test_cost_budget_from_prices(tmp_path: Path):
     summary = await Runner(spec, tmp_path / "run", jobs=jobs,
                            executor=LocalExecutor(FakeEpisodes(tokens=50, delay=0.001))).run()
     assert summary.stop_reason and "cost budget" in summary.stop_reason
-    (first,) = read_results_file(tmp_path / "run" / "results.jsonl")
+    first, second = read_results_file(tmp_path / "run" / "results.jsonl")
     assert first.cost_usd == 150.0  # 3 turns x 50 input tokens x $1
+    assert second.end_reason == "budget_stop" and second.cost_usd == 50.0  # stopped after its first turn
 
 
 async def test_concurrency_limit_is_respected(tmp_path: Path):

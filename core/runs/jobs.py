@@ -89,7 +89,7 @@ def load_job_task(job: EpisodeJob) -> Any:
     return task_mod.find_task(job.task_id, validate=job.world == "embedded")
 
 
-ProgressFn = Callable[[Any], None]
+ProgressFn = Callable[[Any], Any]  # per event; a returned text (e.g. "budget_stop") asks the episode to stop
 
 
 class _RateLimitedTeam:

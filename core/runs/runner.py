@@ -194,7 +194,8 @@ def make_cce_scorer(spec: RunSpec) -> Callable[[Path], None] | None:
 
 
 def needs_retry(result: EpisodeResult) -> bool:
-    return result.end_reason == "error" or result.infra_errors > 0
+    # a budget-stopped episode is kept (written, marked budget_stop) but partial: a resumed run plays it again
+    return result.end_reason in ("error", "budget_stop") or result.infra_errors > 0
 
 
 def given_up(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -383,6 +384,7 @@ class LocalExecutor:
     """Runs episodes in this process's event loop (model calls are the bottleneck, so asyncio suffices)."""
 
     name = "local"
+    stops_cooperatively = True  # the episode itself ends when its progress callback answers a stop
 
     def __init__(self, episode_fn: EpisodeFn = run_episode_job) -> None:
         self.episode_fn = episode_fn
@@ -561,10 +563,13 @@ class Runner:
             self._stop(f"cost budget reached: ${self._cost_now():.4f} >= max_cost ${spec.max_cost}")
 
     def _stop(self, reason: str) -> None:
-        """Stop cleanly: nothing new starts; running episodes are cancelled (not recorded: resume reruns them)."""
+        """Stop cleanly: nothing new starts. Running episodes stop at their next turn (their progress callback
+        answers ``budget_stop``) and are recorded, partial, with that end reason, whatever the framework;
+        an executor that cannot pass the answer on (a remote one) has its episodes cancelled instead."""
         self._stop_reason = reason
-        for t in self._running.values():
-            t.cancel()
+        if not getattr(self.executor, "stops_cooperatively", False):
+            for t in self._running.values():
+                t.cancel()
 
     # -- main loop ---------------------------------------------------------------
     async def run(self) -> RunSummary:
@@ -655,7 +660,7 @@ class Runner:
         """Per-event callback of one episode: live token and cost counts for the budgets, then the observer."""
         price = self.spec.price_of(job.model)
 
-        def progress(event: Any) -> None:
+        def progress(event: Any) -> str | None:
             if isinstance(event, TurnEvent):
                 self._live_tokens[job.episode_id] = (self._live_tokens.get(job.episode_id, 0)
                                                      + event.tokens_in + event.tokens_out)
@@ -664,6 +669,7 @@ class Runner:
                                                        + event.tokens_in * price[0] + event.tokens_out * price[1])
             self.observer.episode_event(job, event)
             self._check_budget()
+            return "budget_stop" if self._stop_reason else None  # the episode ends before its next turn
 
         return progress
 
