@@ -283,7 +283,7 @@ def seed_table(configs: dict[str, list[Row]]) -> list[dict[str, Any]]:
         out.append({"group": cfg, "seeds": list(sr["per_seed"]), "sr_per_seed": list(sr["per_seed"].values()),
                     "sr_between_seed_sd": sr["between_seed_sd"], "sr_within_task_sd": sr["within_task_sd"],
                     "psr_between_seed_sd": psr["between_seed_sd"], "psr_within_task_sd": psr["within_task_sd"],
-                    "tasks_with_seeds": len(sr["per_task"]),
+                    "tasks_with_seeds": len(sr["per_task"]), "per_task": sr["per_task"],
                     "unstable_tasks": sorted(t for t, x in sr["per_task"].items() if 0 < x["mean"] < 1)})
     return out
 
