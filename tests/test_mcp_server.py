@@ -401,3 +401,131 @@ async def test_two_calls_sent_together_during_the_turn_take_it_once(tmp_path):
             result = await run
     assert result.success and result.rounds == 1 and result.refused_calls == 1
     assert [e.tool for e in turn_events(ep)] == ["transfer_items", "transfer_items", "chat"]
+
+
+# -- what an external seat is told ----------------------------------------------------------------------------
+NEWS = {
+    "id": "mcp_news", "category": "trading",
+    "task": {"name": "News", "description": "Logs change hands, a teammate talks, a dragon strikes."},
+    "objectives": {"primary": "bob holds 3 logs"}, "rounds": 3, "max_action_steps": 4,
+    "agent_1": {"username": "alice", "location": {"x": 5, "y": 24}, "role": "supplier",
+                "inventory_items": [{"item": "logs", "count": 3}]},
+    "agent_2": {"username": "bob", "location": {"x": 6, "y": 24}, "role": "receiver"},
+    "agent_3": {"username": "carol", "location": {"x": 36, "y": 4}, "role": "explorer"},  # beside the dragon
+    "verifier": {"checks": [{"check": "item_count", "item": "logs", "count": 3, "agent": "agent_2"}]},
+}
+
+
+async def _when_my_turn(session) -> dict:
+    while True:
+        state = json.loads((await session.read_resource("agentworld://turn")).contents[0].text)
+        if state["your_turn"] or state["episode"]["over"]:
+            return state
+        await asyncio.sleep(0.01)
+
+
+async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path):
+    task = parse_task(json.loads(json.dumps(NEWS)), "mcp_news.yaml", "mcp_news")
+    ep = Episode(task, ExternalSeatsTeam(turn_timeout=5), world=EmbeddedWorld(fixture_world(), seed=0),
+                 out_dir=tmp_path / "ep", framework="mcp", turn_timeout=5)
+    seen: dict[str, object] = {}
+    async with EpisodeMcpServer(ep, turn_timeout=5) as server:
+        async def alice():
+            async with mcp_session(server.url, server.token("agent_1")) as s:
+                await _when_my_turn(s)
+                seen["alice"] = await s.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs",
+                                                                     "count": 3})
+
+        async def bob():
+            async with mcp_session(server.url, server.token("agent_2")) as s:
+                state = await _when_my_turn(s)
+                seen["bob_turn"] = state
+                seen["bob_resource"] = (await s.read_resource("agentworld://observation")).contents[0].text
+                seen["bob_prompt"] = ep.gate.turns["agent_2"].observation_text  # what an in-process prompt shows
+                seen["bob"] = await s.call_tool("chat", {"message": "thanks alice, the logs are here"})
+                seen["bob_after"] = await s.call_tool("sleep", {"seconds": 1})
+
+        async def carol():
+            async with mcp_session(server.url, server.token("agent_3")) as s:
+                await _when_my_turn(s)
+                seen["carol"] = await s.call_tool("sleep", {"seconds": 1})
+
+        seats = [asyncio.create_task(f()) for f in (alice, bob, carol)]
+        result = await ep.run()
+        await asyncio.wait_for(asyncio.gather(*seats), 20)
+    assert result.success and result.rounds == 1
+    # bob's turn: the note of the transfer, in the observation resource and the turn's data, byte for byte
+    # the observation of his in-process prompt
+    assert "alice gave you 3 logs in round 1" in seen["bob_resource"]
+    assert seen["bob_resource"] == seen["bob_prompt"]
+    assert "alice gave you 3 logs in round 1." in seen["bob_turn"]["observation"]["notes"]
+    # alice's result came when the episode ended: it tells the outcome and carries bob's chat, sent after her turn
+    a = seen["alice"]
+    assert "Gave 3 logs to bob" in a.content[0].text and "The episode is over: success" in a.content[0].text
+    assert [m["text"] for m in a.structuredContent["observation"]["chat"]] == ["thanks alice, the logs are here"]
+    assert a.structuredContent["episode"]["over"] and a.structuredContent["episode"]["success"]
+    assert a.structuredContent["episode"]["end_reason"] == "verifier_passed"
+    assert a.structuredContent["episode"]["checkpoints_passed"] == a.structuredContent["episode"]["checkpoints_total"]
+    # carol stood by the dragon: its strike at the end of the round reaches her result
+    c = seen["carol"].structuredContent
+    assert any("Dragon dragon#1" in n for n in c["observation"]["notes"]), c["observation"]["notes"]
+    # a call after the end is told the outcome and is not executed
+    after = seen["bob_after"]
+    assert after.isError and "The episode is over (success" in after.content[0].text
+    assert len(turn_events(ep)) == 3
+
+
+async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accepted(tmp_path):
+    from datetime import timedelta
+
+    from mcp.shared.exceptions import McpError
+
+    ep, _ = relay_episode(tmp_path, turn_timeout=3)
+    async with EpisodeMcpServer(ep, turn_timeout=3, progress_every=0.1) as server:
+        async with mcp_session(server.url, server.token("agent_1")) as alice, \
+                mcp_session(server.url, server.token("agent_2")) as bob:
+            run = asyncio.create_task(ep.run())
+            await _when_my_turn(alice)
+            # during alice's turn bob calls with a short client timeout and gives up; his client keeps the
+            # connection, so the server cannot tell, until his next call replaces the abandoned one
+            with pytest.raises(McpError, match="Timed out"):
+                await bob.call_tool("sleep", {"seconds": 5}, read_timeout_seconds=timedelta(seconds=0.3))
+            progress: list[str] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                progress.append(message or "")
+
+            second = asyncio.create_task(bob.call_tool("sleep", {"seconds": 6}, progress_callback=on_progress))
+            await asyncio.sleep(0.5)  # bob's call waits (and hears about it) while alice thinks
+            await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
+            r = await second
+            assert not r.isError, r.content[0].text
+            run.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await run
+    bob_turn = next(e for e in turn_events(ep) if e.agent == "agent_2")
+    assert (bob_turn.tool, bob_turn.arguments, bob_turn.refused) == ("sleep", {"seconds": 6}, [])
+    assert progress and progress[0].startswith("waiting for your turn: it is alice's turn (round 1)")
+
+
+async def test_a_call_whose_client_disconnected_never_runs(tmp_path):
+    ep, _ = relay_episode(tmp_path, turn_timeout=1)
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with EpisodeMcpServer(ep, turn_timeout=1) as server:
+        headers = {**accept, "Authorization": f"Bearer {server.token('agent_1')}"}
+        async with httpx.AsyncClient(headers=headers) as http:
+            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            r = await http.post(server.url, json=init)
+            session = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+            await http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
+                                                                       "count": 3}}}
+            with pytest.raises(httpx.ReadTimeout):  # the client goes away while its call waits for the turn
+                await http.post(server.url, json=call, headers=session, timeout=0.3)
+        await asyncio.sleep(0.2)  # the server learns it when the connection's close reaches it
+        result = await ep.run()  # nobody plays: every turn times out, the abandoned call included
+    first = turn_events(ep)[0]
+    assert (first.agent, first.tool, first.error) == ("agent_1", None, "timeout")
+    assert not result.success and result.refused_calls == 0
