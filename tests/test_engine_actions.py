@@ -317,8 +317,11 @@ def test_transfer_moves_items_with_effects():
 
 def test_transfer_failures():
     w = make_world(players=[spec("a", "alice", 6, 6, inventory={"logs": 5}), spec("b", "bob", 20, 25)])
+    r = w.transfer_items("a", "bob", "logs", 3)  # bob is out of view: his position is not given away
+    assert r.error == "out_of_range" and "not within 6 tiles" in r.text and "20" not in r.text and "25" not in r.text
+    w.players["b"].x, w.players["b"].y = 14, 6  # in view (8 tiles): the observation shows him, so may the text
     r = w.transfer_items("a", "bob", "logs", 3)
-    assert r.error == "out_of_range" and "move_character(x=20, y=25)" in r.text
+    assert r.error == "out_of_range" and "move_character(x=14, y=6)" in r.text
     w.players["b"].x, w.players["b"].y = 7, 6
     r = w.transfer_items("a", "bob", "logs", 9)
     assert r.error == "missing_items" and "You have 5 logs, not 9" in r.text

@@ -545,8 +545,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                                    else f"You have no {key} in your inventory{worn}.")
         d = _dist(p.x, p.y, q.x, q.y)
         if d > self.rules.transfer_range:
-            return ToolResult.fail("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers need "
-                                                   f"{self.rules.transfer_range} or less: move_character(x={q.x}, y={q.y}) first.")
+            need = self.rules.transfer_range
+            if d <= self.rules.view_radius:  # in view: the observation lists where they stand anyway
+                return ToolResult.fail("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers "
+                                                       f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
+            # out of view: the text must not tell the sender what only the teammate can know (the blackbox)
+            return ToolResult.fail("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
+                                                   f"transfers need {need} or less: meet up first (ask over chat).")
         if q.inv.room_for(key, count) < count:
             return ToolResult.fail("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
         p.inv.remove(key, count)
