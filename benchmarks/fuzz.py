@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from agentworld.core.play.episode import Episode
@@ -117,10 +119,15 @@ def main() -> None:
         task = base.model_copy(update={"rounds": rng.randint(1, args.max_rounds), "world_rules": rules})
         seed = rng.randint(0, 10**6)
 
-        def make(team: Any, task: Any = task, seed: int = seed) -> Episode:
-            return Episode(task, team, seed=seed, world=EmbeddedWorld(loaded, seed=seed, rules=dict(task.world_rules)))
+        with tempfile.TemporaryDirectory() as tmp:
+            made = []
 
-        report = asyncio.run(fuzz_episode(make, plans(rng, task.rounds * len(task.agents)), recipes))
+            def make(team: Any, task: Any = task, seed: int = seed) -> Episode:
+                made.append(1)  # each episode (and its replay) writes its trajectory: the writer is fuzzed too
+                return Episode(task, team, seed=seed, out_dir=Path(tmp) / str(len(made)),
+                               world=EmbeddedWorld(loaded, seed=seed, rules=dict(task.world_rules)))
+
+            report = asyncio.run(fuzz_episode(make, plans(rng, task.rounds * len(task.agents)), recipes))
         totals["episodes"] += 1
         totals["replays"] += report.replayed
         for k in ("calls", "refused", "succeeded", "item_moves", "ticks"):

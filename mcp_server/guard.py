@@ -9,8 +9,9 @@ Three pieces, all configured by one :class:`HttpLimits` (documented in docs/mcp.
 - :class:`HttpGuard`: an ASGI middleware in front of everything that reads each request body (within
   ``body_timeout`` and ``max_body_bytes``) and answers malformed protocol input with a 4xx JSON-RPC
   error instead of letting it reach the MCP SDK, which answers invalid UTF-8 and deep nesting with
-  HTTP 500 and a traceback logged on the episode's event loop: bodies that are not UTF-8, not JSON, or
-  nested deeper than ``max_json_depth``.
+  HTTP 500 and a traceback logged on the episode's event loop: bodies that are not UTF-8, not JSON,
+  nested deeper than ``max_json_depth``, or holding an unpaired surrogate escape (``"\\ud800"`` parses
+  but cannot be written to the trajectory).
 - caps on **MCP sessions**: in total (``max_sessions``, the SDK's own limit, 503) and per seat
   (``max_sessions_per_seat``, 429, enforced by SeatAuth), and an idle timeout after which the SDK closes
   a session nobody uses (``session_idle_timeout``).
@@ -25,6 +26,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -240,7 +242,15 @@ class HttpGuard:
             return f"the request body is not JSON ({str(exc)[:80]})"
         if _too_deep(value, self.limits.max_json_depth):
             return f"the JSON is nested deeper than {self.limits.max_json_depth} levels"
+        if _SURROGATE_ESCAPE.search(text):
+            try:  # an unpaired \ud800 escape parses, but is no character: nothing downstream could write it
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                return "the JSON holds an unpaired surrogate escape (such as \\ud800): not valid Unicode"
         return None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _too_deep(value: Any, limit: int) -> bool:

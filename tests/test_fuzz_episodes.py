@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -78,14 +79,19 @@ CALL = st.one_of(WELL_FORMED, WELL_FORMED, WELL_FORMED, JUNK_CALL)  # mostly cal
 PLAN = st.builds(TurnPlan, st.lists(CALL, max_size=3), st.one_of(st.none(), st.none(), CALL), st.integers(0, 5))
 
 
-def episode_factory(rounds: int, death: str, seed: int):
+def episode_factory(rounds: int, death: str, seed: int, folder: Path | None = None):
+    """Episodes of the fuzz task; with ``folder``, each writes its trajectory there (so the writer and the
+    reader are fuzzed too, and the replay compares what was written)."""
     raw = json.loads(json.dumps({**TASK, "rounds": rounds, "max_action_steps": 6,
                                  "world_rules": {"death": death, "move_range": 12}}))
     task = parse_task(raw, "fuzz_camp.yaml", "fuzz_camp")
+    made = []
 
     def make(team):
-        return Episode(task, team, seed=seed, world=EmbeddedWorld(fixture_world(), seed=seed,
-                                                                  rules=dict(task.world_rules)))
+        made.append(1)
+        out = folder / f"episode_{len(made)}" if folder is not None else None
+        return Episode(task, team, seed=seed, out_dir=out,
+                       world=EmbeddedWorld(fixture_world(), seed=seed, rules=dict(task.world_rules)))
     return make
 
 
@@ -93,7 +99,8 @@ def episode_factory(rounds: int, death: str, seed: int):
 @given(plans=st.lists(PLAN, max_size=24), rounds=st.integers(1, 8), death=st.sampled_from(["out", "respawn"]),
        seed=st.integers(0, 3))
 def test_arbitrary_calls_keep_every_invariant_and_replay_identically(plans, rounds, death, seed):
-    report = asyncio.run(fuzz_episode(episode_factory(rounds, death, seed), plans, RECIPE_OUTPUTS))
+    with tempfile.TemporaryDirectory() as tmp:
+        report = asyncio.run(fuzz_episode(episode_factory(rounds, death, seed, Path(tmp)), plans, RECIPE_OUTPUTS))
     assert not report.exceptions, report.exceptions
     assert not report.violations, report.violations[:5]
     assert report.replayed

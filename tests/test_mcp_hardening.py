@@ -112,16 +112,19 @@ async def test_malformed_input_gets_4xx_without_traceback_and_other_seats_play_o
                 json.dumps({**INIT, "params": {**INIT["params"], "x": json.loads("[" * 200 + "]" * 200)}}).encode(),
                 b'{"jsonrpc":"2.0","id":1,"method":"\xff\xfe"}',  # invalid UTF-8
                 b'{"jsonrpc": "2.0", "id": 1,',  # cut-off JSON
+                b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat",'
+                b'"arguments":{"message":"hi \\ud800"}}}',  # an unpaired surrogate: no character at all
             ]
             answers = await asyncio.gather(*(http.post(server.url, content=body, headers=_headers(server, "agent_2"))
                                              for body in hostile),
                                            alice.call_tool("transfer_items", {"targetPlayer": "bob",
                                                                               "itemKey": "logs", "count": 3}))
             *refused, alice_result = answers
-            assert [r.status_code for r in refused] == [400, 400, 400, 400]
+            assert [r.status_code for r in refused] == [400, 400, 400, 400, 400]
             assert all(r.json()["error"]["code"] == -32700 for r in refused)
             assert "nested deeper than 64" in refused[0].json()["error"]["message"]
             assert "not UTF-8" in refused[2].json()["error"]["message"]
+            assert "unpaired surrogate" in refused[4].json()["error"]["message"]
             assert not alice_result.isError  # the other seat's call went through meanwhile
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
