@@ -41,7 +41,9 @@ def read_yaml_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         raise YamlInputError("(file)", f"the file is {size:,} bytes, over the {max_bytes:,}-byte limit",
                              "split it or remove bulk data (task and spec files are a few KB)")
     with p.open("rb") as f:
-        data = f.read(max_bytes + 1)  # a file growing while read is still capped
+        data = f.read(size + 1)  # the size it had (a read of max_bytes would allocate max_bytes)
+        if len(data) > size:  # it grew meanwhile: read on, still capped
+            data += f.read(max_bytes + 1 - len(data))
     if len(data) > max_bytes:
         raise YamlInputError("(file)", f"the file is over the {max_bytes:,}-byte limit",
                              "split it or remove bulk data")
