@@ -151,13 +151,15 @@ def _split_role(task: Task, raw: Raw) -> Iterator[Raw]:
                 name = next(n for n in (f"{a.username}_porter", f"{a.username}_aide", f"porter_{a.agent_id}")
                             if n not in taken)
                 what = f"{moved.get('count', 1)} {moved['item']}"
+                goal = _walkable_ring((a.x, a.y), 2, 4, (a.x, a.y)) or (a.x, a.y)
                 porter = {
                     "username": name, "new_character": True, "role": "porter",
                     "location": {"x": spawn[0], "y": spawn[1]}, "skill_levels": {"health": 10},
                     "inventory_items": [dict(moved)], "equipped_items": [],
                     "guideline": (f"You are the team's porter. You carry {what}, which {a.username}"
-                                  f"{f' (the {a.role})' if a.role else ''} needs for their work; they started near "
-                                  f"({a.x},{a.y}). Bring it to them: transfer_items needs you within 6 tiles.")}
+                                  f"{f' (the {a.role})' if a.role else ''} needs for their work; they start at "
+                                  f"({a.x},{a.y}), and ({goal[0]},{goal[1]}) beside it is within reach for a "
+                                  f"hand-off. Bring it to them: transfer_items needs you within 6 tiles.")}
                 note = (f"\n(This task: your {moved['item']} is with {name}, the porter, who starts about "
                         f"{abs(spawn[0] - a.x) + abs(spawn[1] - a.y)} tiles away and brings it.)")
                 out[a.agent_id]["guideline"] = (out[a.agent_id].get("guideline") or "") + note
@@ -175,7 +177,6 @@ def _split_role(task: Task, raw: Raw) -> Iterator[Raw]:
                     if wait == 2 and k == a.agent_id:
                         prefix[1] = _step("equip_item", itemKey=moved["item"])
                     plan[k] = prefix + list(plan.get(k, []))
-                goal = _walkable_ring((a.x, a.y), 2, 4, (a.x, a.y)) or (a.x, a.y)
                 plan[new_key] = [_step("move_character", x=goal[0], y=goal[1]),
                                  _step("transfer_items", targetPlayer=a.username, itemKey=moved["item"],
                                        count=moved.get("count", 1))]
@@ -201,6 +202,8 @@ def _far_spawn(task: Task, raw: Raw) -> Iterator[Raw]:
         if spot is None:
             return
         out[a.agent_id]["location"] = {"x": spot[0], "y": spot[1]}
+        out[a.agent_id]["guideline"] = (str(out[a.agent_id].get("guideline") or "")
+                                        + f"\n(This task: you start away from your usual post at ({a.x},{a.y}).)")
         original[a.agent_id] = (a.x, a.y)
     moved = reparse(out)
     walks = {a.agent_id: walk_steps(moved, (a.x, a.y), original[a.agent_id]) for a in moved.agents}
@@ -237,10 +240,10 @@ def _extra_leg(task: Task, raw: Raw) -> Iterator[Raw]:
         check = {"check": "at_location", "name": f"{me.username} at {lm.name}", "landmark": lm.key, "agent": holder}
         out.setdefault("verifier", {}).setdefault("checks", []).append(check)
         obj = out["objectives"]
-        obj["primary"] = (obj["primary"].rstrip() + f" Then {me.username} brings it to {lm.name} "
-                          f"(around ({lm.x},{lm.y})).")
+        obj["primary"] = (obj["primary"].rstrip() + f" Then {me.username} brings it to {lm.name}: "
+                          f"({goal[0]},{goal[1]}), within {lm.radius} tiles of ({lm.x},{lm.y}).")
         out["success_criteria"] = list(out.get("success_criteria") or []) + [f"{me.username} ends at {lm.name}"]
-        _add_to_plan_text(out, f"Finally {me.username} walks to {lm.name} ({lm.x},{lm.y}).")
+        _add_to_plan_text(out, f"Finally {me.username} walks to {lm.name} ({goal[0]},{goal[1]}).")
         walk = walk_steps(task, end, goal)
         _steps(out, holder).extend({"tool": s.tool, "args": dict(s.args)} for s in walk)
         out["max_action_steps"] = int(raw.get("max_action_steps", task.max_action_steps)) + len(walk)
