@@ -78,9 +78,10 @@ def solo_agent(task: Task) -> AgentDef:
 def _mapped(spec: CheckSpec, solo: str) -> CheckSpec:
     data = spec.model_dump(by_alias=True, exclude_none=True)
     if data.get("check") == "delivered":
-        data = {"check": "item_count", "name": spec.name, "item": data["item"], "count": data.get("count", 1)}
+        data = {"check": "item_count", "name": spec.name, "item": data["item"], "count": data.get("count", 1),
+                **({"origin": data["origin"]} if data.get("origin") else {})}
     data.pop("scope", None)
-    for key in ("to", "from", "agents"):
+    for key in ("to", "from", "agents", "role"):  # whoever the check named, it is the one agent now
         data.pop(key, None)
     if data["check"] != "all_alive":
         data["agent"] = solo
@@ -118,10 +119,12 @@ def _met_at_start(task: Task) -> list[bool]:
     out = []
     for spec in task.verifier.checks if task.verifier else []:
         p = spec.params
-        if spec.check == "item_count":
+        if p.get("origin") or p.get("from_origin"):
+            out.append(False)  # where the items came from is work the starting kit cannot show
+        elif spec.check == "item_count":
             out.append(held.get(p["item"], 0) >= int(p.get("count", 1)))
         elif spec.check == "equipped":
-            out.append(any(s.item == p["item"] for s in me.equipment))
+            out.append(sum(1 for s in me.equipment if s.item == p["item"]) >= int(p.get("count", 1)))
         elif spec.check in GUARDS:
             out.append(True)
         else:
