@@ -187,15 +187,16 @@ def bench_startup(repeat: int = 5) -> dict[str, Any]:
             "python -c pass (floor)": [sys.executable, "-c", "pass"],
             "agentworld --help": [*agentworld, "--help"],
             "agentworld run --task task_01_staff --framework oracle": [
-                *agentworld, "run", "--task", "task_01_staff", "--framework", "oracle", "--out", str(Path(tmp) / "runs")],
+                *agentworld, "run", "--task", "task_01_staff", "--framework", "oracle", "--out", "{out}"],
         }
         subprocess.run([sys.executable, "-c", STARTUP_WARM_LOAD], capture_output=True)  # warm the world cache
         rows = []
         for name, cmd in commands.items():
             times = []
-            for _ in range(repeat):
+            for i in range(repeat):
+                argv = [a.replace("{out}", str(Path(tmp) / f"run{i}")) for a in cmd]  # a fresh run folder each time
                 t0 = time.perf_counter()
-                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+                done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp)
                 times.append((time.perf_counter() - t0) * 1000)
                 if done.returncode != 0:
                     raise RuntimeError(f"`{name}` failed:\n{done.stderr[-2000:]}")

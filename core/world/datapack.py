@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from .buildcache import cached_build
 from .gamemap import GameMap
+from .pathing import regions_of
 from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, StationPlacement, generate,
                        placements_sha256)
 from .models import ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData
@@ -475,7 +476,8 @@ def _load_cached(pack: str, check_hash: bool) -> LoadedWorld:
 
     def build() -> LoadedWorld:
         world = _build(load_world_data(p), p, check_hash)
-        world.map.component(0, 0)  # label the components now, so the cached copy carries them
+        world.map.component(0, 0)  # label the components and the path regions now, so the cached copy carries them
+        regions_of(world.map)
         return world
 
     world = cached_build(p, check_hash, build)

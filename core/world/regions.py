@@ -10,6 +10,7 @@ area instead of the map's. Built once with the map (and kept in the built-world 
 from __future__ import annotations
 
 import heapq
+from array import array
 
 import numpy as np
 
@@ -36,7 +37,8 @@ class Regions:
         self.sector = sector
         self.width = w
         self.count = n
-        self.labels = labels.ravel().tolist()  # region of tile y * width + x (0: blocked); a list reads fastest
+        # region of tile y * width + x (0: blocked): compact to keep and to pickle, quick to index
+        self.labels = array("i", labels.ravel().tobytes())
         pairs = []
         for a, b in ((labels[:, :-1], labels[:, 1:]), (labels[:-1, :], labels[1:, :])):
             touch = (a > 0) & (b > 0) & (a != b)
@@ -48,14 +50,20 @@ class Regions:
         sizes = np.bincount(lab, minlength=n + 1)
         cx = np.bincount(lab, weights=xs, minlength=n + 1) / np.maximum(sizes, 1)
         cy = np.bincount(lab, weights=ys, minlength=n + 1) / np.maximum(sizes, 1)
-        self.size: list[int] = sizes.tolist()  # tiles per region
-        self.centre = [(int(round(x)), int(round(y))) for x, y in zip(cx.tolist(), cy.tolist())]
-        self.neighbours: list[list[int]] = [[] for _ in range(n + 1)]
-        for a, b in both.tolist():
-            self.neighbours[a].append(b)
-            self.neighbours[b].append(a)
-        for nb in self.neighbours:
-            nb.sort()
+        # flat arrays, not lists of objects: the regions travel in the built-world cache and load in a blink
+        self.size = array("i", sizes.astype(np.int32).tobytes())  # tiles per region
+        self.cx = array("i", np.rint(cx).astype(np.int32).tobytes())  # region centres
+        self.cy = array("i", np.rint(cy).astype(np.int32).tobytes())
+        pairs_both = np.concatenate([both, both[:, ::-1]]) if len(both) else both
+        order = np.lexsort((pairs_both[:, 1], pairs_both[:, 0])) if len(pairs_both) else np.zeros(0, dtype=np.int64)
+        pairs_both = pairs_both[order]
+        counts = np.bincount(pairs_both[:, 0], minlength=n + 1) if len(pairs_both) else np.zeros(n + 1, np.int64)
+        # neighbours of region r: nb[start[r]:start[r + 1]], in ascending order
+        self.start = array("i", np.concatenate([[0], np.cumsum(counts)]).astype(np.int32).tobytes())
+        self.nb = array("i", pairs_both[:, 1].astype(np.int32).tobytes()) if len(pairs_both) else array("i")
+
+    def neighbours(self, r: int) -> array:
+        return self.nb[self.start[r]:self.start[r + 1]]
 
     def region(self, x: int, y: int) -> int:
         return self.labels[y * self.width + x]
@@ -65,12 +73,11 @@ class Regions:
         ties in a fixed order); None when no chain joins them."""
         if start == goal:
             return [start]
-        centre = self.centre
-        gx, gy = centre[goal]
+        cx, cy = self.cx, self.cy
+        gx, gy = cx[goal], cy[goal]
 
         def h(r: int) -> int:
-            x, y = centre[r]
-            return abs(x - gx) + abs(y - gy)
+            return abs(cx[r] - gx) + abs(cy[r] - gy)
 
         best = {start: 0}
         came: dict[int, int] = {}
@@ -85,10 +92,9 @@ class Regions:
                     r = came[r]
                     chain.append(r)
                 return chain[::-1]
-            x, y = centre[r]
-            for nb in self.neighbours[r]:
-                nx, ny = centre[nb]
-                ng = g + abs(nx - x) + abs(ny - y) + 1
+            x, y = cx[r], cy[r]
+            for nb in self.neighbours(r):
+                ng = g + abs(cx[nb] - x) + abs(cy[nb] - y) + 1
                 if ng < best.get(nb, 1 << 30):
                     best[nb] = ng
                     came[nb] = r
