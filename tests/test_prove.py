@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 from agentworld.core import cli as cli_module
 from agentworld.core.cli.prove import prove_cmd
-from agentworld.core.runs.prove import SoloAnalysis, prove_task, solo_blockers, work_solo
+from agentworld.core.runs.knowledge import TurnSeen, knowledge_gaps
+from agentworld.core.runs.prove import (FINDINGS, SoloAnalysis, TaskProof, play, prove_task, solo_blockers,
+                                        suite_summary, work_solo)
 from agentworld.core.tasks.task import find_task, load_task
 
 STAFF = Path(find_task("task_01_staff", validate=False).path)
@@ -31,6 +33,9 @@ def _write(tmp_path: Path, raw: dict, name: str = "task_x.yaml") -> Path:
     return path
 
 
+FAST = {"random_seeds": (0,), "necessity": False}  # for proofs a test reads one finding of
+
+
 def _finding(proof, name):
     f = proof.finding(name)
     assert f is not None, [x.name for x in proof.findings]
@@ -42,15 +47,16 @@ def test_shipped_starter_task_is_proven():
     assert proof.ok, [(f.name, f.detail) for f in proof.findings]
     assert proof.ref_rounds is not None and proof.ref_rounds <= proof.budget
     assert proof.slack == proof.budget - proof.ref_rounds
-    assert {f.name for f in proof.findings} == {"solvable", "idle fails", "random fails", "collaborative",
-                                                "honest verifier"}
+    assert [f.name for f in proof.findings] == list(FINDINGS)
+    assert "5 seed(s)" in _finding(proof, "random fails").detail  # five random seeds by default
+    assert _finding(proof, "every agent needed").ok  # necessity is on by default
 
 
 def test_illegal_reference_call_fails_solvable(tmp_path, staff_raw):
     # the woodworker tries to hand over sticks before making them: a tool error, named in the finding
     staff_raw["reference_solution"]["agent_2"][0] = {"tool": "transfer_items",
                                                     "args": {"targetPlayer": "wizard", "itemKey": "stick", "count": 3}}
-    proof = prove_task(load_task(_write(tmp_path, staff_raw)))
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     f = _finding(proof, "solvable")
     assert not f.ok and not proof.ok
     assert "illegal reference call" in f.detail and "agent_2 round 1 transfer_items" in f.detail
@@ -58,7 +64,7 @@ def test_illegal_reference_call_fails_solvable(tmp_path, staff_raw):
 
 def test_unsolved_reference_fails_solvable_and_honesty(tmp_path, staff_raw):
     staff_raw["reference_solution"]["agent_3"] = [{"tool": "sleep", "args": {"seconds": 1}}]
-    proof = prove_task(load_task(_write(tmp_path, staff_raw)))
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     assert not _finding(proof, "solvable").ok
     assert "oracle fails" in _finding(proof, "solvable").detail
     honest = _finding(proof, "honest verifier")
@@ -68,7 +74,7 @@ def test_unsolved_reference_fails_solvable_and_honesty(tmp_path, staff_raw):
 
 def test_plan_longer_than_action_cap_fails(tmp_path, staff_raw):
     staff_raw["max_action_steps"] = 3
-    proof = prove_task(load_task(_write(tmp_path, staff_raw)))
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     f = _finding(proof, "solvable")
     assert not f.ok and "max_action_steps 3" in f.detail
 
@@ -76,7 +82,7 @@ def test_plan_longer_than_action_cap_fails(tmp_path, staff_raw):
 def test_checkpoint_met_at_spawn_is_dishonest_and_idle_passes(tmp_path, staff_raw):
     # the only check asks for something the wizard already holds: an idle team passes, the check cannot fail
     staff_raw["verifier"]["checks"] = [{"check": "item_count", "item": "bead", "count": 1, "agent": "agent_3"}]
-    proof = prove_task(load_task(_write(tmp_path, staff_raw)))
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     assert not _finding(proof, "idle fails").ok
     honest = _finding(proof, "honest verifier")
     assert not honest.ok and "already met by an idle team" in honest.detail
@@ -84,8 +90,8 @@ def test_checkpoint_met_at_spawn_is_dishonest_and_idle_passes(tmp_path, staff_ra
 
 def test_guard_checks_alone_are_not_honest(tmp_path, staff_raw):
     staff_raw["verifier"]["checks"] = [{"check": "all_alive"}]
-    proof = prove_task(load_task(_write(tmp_path, staff_raw)))
-    assert "every checkpoint holds for an idle team" in _finding(proof, "honest verifier").detail
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
+    assert "every checkpoint is a guard" in _finding(proof, "honest verifier").detail
 
 
 def test_one_agent_with_everything_is_not_collaborative(tmp_path, staff_raw):
@@ -96,7 +102,7 @@ def test_one_agent_with_everything_is_not_collaborative(tmp_path, staff_raw):
     task = load_task(_write(tmp_path, staff_raw))
     assert solo_blockers(task)["agent_3"] is None
     assert solo_blockers(task)["agent_1"]  # the lumberjack still cannot (the check names the wizard)
-    proof = prove_task(task)
+    proof = prove_task(task, **FAST)
     f = _finding(proof, "collaborative")
     assert not f.ok and "wizard could meet every check alone" in f.detail
 
@@ -107,9 +113,9 @@ def test_work_solo_flags_collaboration_by_pinning_only(tmp_path, staff_raw):
     raw["agent_1"]["skill_levels"].update(fletching=5, crafting=8)
     task = load_task(_write(tmp_path, raw))
     assert work_solo(task) == ["agent_1"]  # the lumberjack could make the staff, but the check names the wizard
-    proof = prove_task(task)
+    proof = prove_task(task, **FAST)
     f = _finding(proof, "collaborative")
-    assert f.ok and f.warning and "could do all the work" in f.detail
+    assert not f.ok and "rests only on whom the verifier names" in f.detail  # refused, not a warning
 
 
 def test_solo_analysis_reads_the_requirement_graph():
@@ -148,14 +154,139 @@ def test_cli_prove_exit_codes_and_json(tmp_path, staff_raw):
     assert none.exit_code != 0 and "--all" in none.output
 
 
-def test_one_agent_cannot_be_in_two_places_at_once():
-    # task_26: each landmark needs *a* scout (any of six), all at the same time
-    blockers = solo_blockers(find_task("task_26_six_scouts"))
-    assert blockers["agent_2"].startswith("cannot stand at") and "at once" in blockers["agent_2"]
-    assert "needs one of 6 other agent(s)" in blockers["agent_1"]  # the cartographer is not a scout
-
+def test_one_agent_cannot_be_in_two_places_at_once(tmp_path, staff_raw):
+    # two beacons far apart, each needing *a* keeper (any agent), at the same time
+    staff_raw["verifier"]["checks"] = [
+        {"check": "at_location", "x": 470, "y": 255, "radius": 2, "require": "any"},
+        {"check": "at_location", "x": 220, "y": 450, "radius": 2, "require": "any"}]
+    blockers = solo_blockers(load_task(_write(tmp_path, staff_raw)))
+    assert all(b.startswith("cannot stand at") and "at once" in b for b in blockers.values()), blockers
 
 def test_oracle_seeds_report_how_often_the_plan_passes():
     proof = prove_task(find_task("task_01_staff"), oracle_seeds=3)
     f = _finding(proof, "solvable")
     assert f.ok and not f.warning and "passes with 3/3 seeds" in f.detail
+
+
+# -- suite v2: knowledge, necessity, strict defaults ---------------------------------------------------------
+HUNT = "task_44_oakridge_wolves"  # the tracker alone knows where the wolves are
+
+
+def _seen(agent, rnd, tool, args, *, brief="", obs="", chat=(), held=None):
+    return TurnSeen(agent_id=agent, round=rnd, system_prompt=brief, observation_text=obs, chat=list(chat),
+                    held=held or {}, tool=tool, args=args)
+
+
+def test_knowledge_check_refuses_an_id_its_agent_never_saw():
+    brief = "You mine copper. Your rock: copper_rock#12 at (100,100)."
+    ok = _seen("agent_1", 1, "harvest_resource", {"targetInstance": "copper_rock#12"}, brief=brief)
+    unseen = _seen("agent_1", 2, "harvest_resource", {"targetInstance": "tin_rock#99"}, brief=brief)
+    gaps = knowledge_gaps([ok, unseen])
+    assert [(g.round, g.argument, g.value) for g in gaps] == [(2, "targetInstance", "tin_rock#99")]
+    assert "never shown to it" in str(gaps[0])
+    # seen in its own observation, or told in chat: known
+    assert not knowledge_gaps([_seen("agent_1", 1, "attack_entity", {"targetInstance": "wolf#7"},
+                                     obs="- mob wolf#7 | Wolf | 10,10 | 3 | lv 10")])
+    told = _seen("agent_1", 1, "move_character", {"x": 301, "y": 402}, chat=["scout: the camp is at (300,400)"])
+    assert not knowledge_gaps([told]) and knowledge_gaps([told], without_chat=True)
+    # a chat message may only pass on what its sender knows
+    lie = _seen("agent_2", 1, "chat", {"message": "the rock is iron_rock#5 at (9,9)"})
+    assert {g.value for g in knowledge_gaps([lie])} == {"iron_rock#5", "(9,9)"}
+
+
+def test_a_plan_using_an_id_the_agent_cannot_know_fails_the_proof(tmp_path):
+    raw = yaml.safe_load(Path(find_task(HUNT, validate=False).path).read_text(encoding="utf-8"))
+    wolf = raw["reference_solution"]["agent_3"]
+    first = next(s for s in wolf if s["tool"] == "attack_entity")
+    first["args"]["targetInstance"] = "wolf#2749"  # a wolf at Saltmarsh that nobody in this team was told of
+    proof = prove_task(load_task(_write(tmp_path, raw)), **FAST)
+    f = _finding(proof, "knowable")
+    assert not f.ok and "targetInstance='wolf#2749' was never shown to it" in f.detail
+
+
+def test_a_communication_task_fails_the_knowledge_check_without_its_chat(tmp_path):
+    task = find_task(HUNT)
+    assert task.needs_communication
+    _, team = play(task, "oracle", record_seen=True)
+    assert not knowledge_gaps(team.seen)  # the plan as written is knowable
+    silent = knowledge_gaps(team.seen, without_chat=True)
+    assert silent and {g.agent_id for g in silent} == {"agent_3"}  # the archer: where the wolves are
+    # the same plan with its chat steps turned into sleeps is refused by the proof
+    raw = yaml.safe_load(Path(task.path).read_text(encoding="utf-8"))
+    for steps in raw["reference_solution"].values():
+        for i, s in enumerate(steps):
+            if s["tool"] == "chat":
+                steps[i] = {"tool": "sleep", "args": {"seconds": 1}}
+    f = _finding(prove_task(load_task(_write(tmp_path, raw)), **FAST), "knowable")
+    assert not f.ok and "cannot know" in f.detail
+
+
+def test_needs_communication_must_match_the_plan(tmp_path):
+    raw = yaml.safe_load(Path(find_task(HUNT, validate=False).path).read_text(encoding="utf-8"))
+    raw["needs_communication"] = False
+    f = _finding(prove_task(load_task(_write(tmp_path, raw)), **FAST), "knowable")
+    assert not f.ok and "mark the task needs_communication: true" in f.detail
+    staff = yaml.safe_load(STAFF.read_text(encoding="utf-8"))
+    staff["needs_communication"] = True  # the staff's briefs name everything: talking is not needed
+    f = _finding(prove_task(load_task(_write(tmp_path, staff, "task_y.yaml")), **FAST), "knowable")
+    assert not f.ok and "still knowable" in f.detail
+
+
+def test_an_agent_the_plan_does_not_need_fails_the_proof(tmp_path, staff_raw):
+    staff_raw["agent_4"] = {"username": "onlooker", "role": "onlooker", "location": {"x": 452, "y": 401},
+                            "guideline": "You watch.", "skill_levels": {"crafting": 2}}
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), random_seeds=(0,))
+    f = _finding(proof, "every agent needed")
+    assert not f.ok and "without onlooker" in f.detail
+
+
+def test_an_informant_is_needed_through_what_it_tells():
+    # the tracker does no physical work: without its chat the archer cannot know where to shoot
+    from agentworld.core.runs.prove import plan_needs
+
+    task = find_task(HUNT)
+    assert plan_needs(task, "agent_1") and plan_needs(task, "agent_2")
+
+
+def test_progress_at_spawn_fails_idle_with_psr(tmp_path, staff_raw):
+    staff_raw["verifier"]["checks"].append({"check": "at_location", "landmark": "hearthmoor"})
+    f = _finding(prove_task(load_task(_write(tmp_path, staff_raw)), **FAST), "idle fails")
+    assert not f.ok and "PSR 0.50" in f.detail and "guard" in f.detail
+    staff_raw["verifier"]["checks"][-1]["guard"] = True  # a post the team must keep: a constraint, not progress
+    proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
+    assert _finding(proof, "idle fails").ok and _finding(proof, "honest verifier").ok
+
+
+def test_random_seeds_are_required():
+    with pytest.raises(ValueError, match="at least one random seed"):
+        prove_task(find_task("task_01_staff"), random_seeds=())
+    r = CliRunner().invoke(prove_cmd, ["task_01_staff", "--random-seeds", "0"])
+    assert r.exit_code == 2 and "--random-seeds" in r.output
+
+
+def test_a_suite_without_tasks_is_an_error(monkeypatch):
+    import agentworld.core.tasks.task as task_module
+
+    monkeypatch.setattr(task_module, "load_suite", lambda suite="main", **kw: [])
+    r = CliRunner().invoke(prove_cmd, ["--all", "--suite", "augmented"])
+    assert r.exit_code == 1 and "has no tasks" in r.output
+    r = CliRunner().invoke(prove_cmd, ["--all", "--suite", "nonsense"])
+    assert r.exit_code == 2 and "unknown suite" in r.output
+
+
+def test_solo_levels_grow_within_the_budget():
+    task = find_task("task_01_staff")
+    sa = SoloAnalysis(task)
+    lumberjack = task.agent("agent_1")
+    assert sa.level("agent_1", "lumberjacking") > lumberjack.skills["lumberjacking"]
+    assert sa.level("agent_1", "strength") == lumberjack.skills.get("strength", 1)  # fights play out their own XP
+
+
+def test_suite_summary_counts_the_shape():
+    proofs = [TaskProof("a", "combat", 3, 30, 30, ref_rounds=15, needs_communication=True, item_handoffs=2,
+                        fact_handoffs=2),
+              TaskProof("b", "crafting", 10, 40, 40, ref_rounds=20, item_handoffs=6)]
+    s = suite_summary(proofs)
+    assert s["by_category"] == {"combat": 1, "crafting": 1} and s["by_team_size"] == {3: 1, 10: 1}
+    assert s["ref_rounds"]["median"] == 17.5 and s["budget_ratio"]["min"] == 2.0 and s["needs_communication"] == 1
+    assert s["handoffs"]["max"] == 6

@@ -1,6 +1,8 @@
 """``agentworld tasks prove``: the proof table for shipped tasks (registered as a plugin).
 
-Attaches a ``prove`` subcommand to the ``tasks`` group that ``core/cli/tasks.py`` registers.
+Attaches a ``prove`` subcommand to the ``tasks`` group that ``core/cli/tasks.py`` registers. After the
+per-task table it prints the suite's shape: tasks by category and team size, reference rounds, budget
+ratios, hand-offs and how many tasks need communication.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ import click
 
 from ..hookspecs import hookimpl
 
+COLUMNS = [("solvable", "solvable"), ("idle fails", "idle\nfails"), ("random fails", "random\nfails"),
+           ("knowable", "know-\nable"), ("collaborative", "collab-\norative"), ("every agent needed", "all\nneeded"),
+           ("honest verifier", "honest\nverifier")]
+
 
 def _mark(ok: bool, warning: bool = False) -> str:
     if not ok:
@@ -24,16 +30,18 @@ def _mark(ok: bool, warning: bool = False) -> str:
 @click.argument("task_ids", nargs=-1)
 @click.option("--all", "all_tasks", is_flag=True, help="Prove every task of the suite.")
 @click.option("--suite", default="main", show_default=True, help="Suite for --all (main, augmented).")
-@click.option("--random-seeds", default=1, show_default=True, type=click.IntRange(0, 20),
-              help="How many random-team episodes per task (seeds 0..N-1).")
+@click.option("--random-seeds", default=5, show_default=True, type=click.IntRange(5, 50),
+              help="How many random-team episodes per task (seeds 0..N-1; at least 5).")
 @click.option("--allow-random", "allow_random", multiple=True, metavar="TASK_ID",
               help="A task that may pass with the random team (an easy task; reported, not failed). Repeatable.")
 @click.option("--oracle-seeds", default=1, show_default=True, type=click.IntRange(1, 50),
               help="Also replay the reference solution with seeds 1..N-1 and report how often it passes "
                    "(seed 0 is the proof; other seeds show how much it depends on luck).")
-@click.option("--necessity", is_flag=True,
-              help="Also replay the reference plan once per agent with that agent asleep, and report agents the "
-                   "plan does not need (slower: one extra episode per agent).")
+@click.option("--necessity/--no-necessity", default=True, show_default=True,
+              help="Replay the reference plan once per agent with that agent asleep; an agent the plan does not "
+                   "need fails the proof.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes (default: the cores available, at most 4).")
 @click.option("--variants", "with_variants", is_flag=True,
               help="Also prove every protocol variant on every task: proven (idle fails, adapted plan passes) or "
                    "n/a with the reason.")
@@ -42,22 +50,27 @@ def _mark(ok: bool, warning: bool = False) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every finding's detail.")
 def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_seeds: int,
-              allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, with_variants: bool,
-              variant_names: tuple[str, ...], as_json: bool, verbose: bool) -> None:
-    """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative,
-    and verified honestly. Exit 1 if any task fails a proof."""
-    from ..runs.prove import prove_tasks
-    from ..tasks.task import TaskError, find_task, load_suite
+              allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, jobs: int | None,
+              with_variants: bool, variant_names: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+    """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative, every
+    agent needed, knowable by its agents (and needing chat exactly when marked needs_communication), and
+    verified honestly. Exit 1 if any task fails a proof."""
+    from ..runs.prove import default_jobs, prove_tasks, suite_summary
+    from ..tasks.task import SUITES, TaskError, find_task, load_suite
 
     if not task_ids and not all_tasks:
         raise click.UsageError("name task ids (e.g. task_01_staff) or pass --all")
+    if all_tasks and suite not in SUITES:
+        raise click.BadParameter(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}", param_hint="--suite")
     try:
         tasks = load_suite(suite) if all_tasks else [find_task(t) for t in task_ids]
     except (KeyError, TaskError) as exc:
         raise click.ClickException(str(exc).strip('"')) from None
+    if not tasks:
+        raise click.ClickException(f"the {suite!r} suite has no tasks: nothing to prove (tasks/{suite}/ is empty)")
     t0 = time.perf_counter()
     proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random, necessity=necessity,
-                         oracle_seeds=oracle_seeds)
+                         oracle_seeds=oracle_seeds, jobs=jobs or default_jobs())
     variant_proofs = None
     if with_variants or variant_names:
         from .variant_table import variant_cells
@@ -66,44 +79,72 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
     wall = time.perf_counter() - t0
     oracle_s = sum(p.oracle_s for p in proofs)
     failed = [p for p in proofs if not p.ok] + [c for c in variant_proofs or [] if not c.ok]
+    summary = suite_summary(proofs)
     if as_json:
         extra = {"variants": [c.to_dict() for c in variant_proofs]} if variant_proofs is not None else {}
-        click.echo(json.dumps({"tasks": [p.to_dict() for p in proofs], **extra, "ok": not failed,
+        click.echo(json.dumps({"tasks": [p.to_dict() for p in proofs], **extra, "summary": summary, "ok": not failed,
                                "wall_s": round(wall, 2), "oracle_s": round(oracle_s, 2)}, indent=2))
     else:
-        from rich.console import Console
-        from rich.table import Table
-
-        con = Console()
-        names = ["solvable", "idle fails", "random fails", "collaborative", "honest verifier"]
-        heads = ["solvable", "idle\nfails", "random\nfails", "collab-\norative", "honest\nverifier"]
-        table = Table(title=f"task proofs ({len(proofs)})")
-        table.add_column("task", no_wrap=True)
-        for h in ("category", "agents", "budget", "ref\nrounds", "slack", "steps", *heads):
-            table.add_column(h, justify="right" if h in ("agents", "budget", "ref\nrounds", "slack", "steps") else "left")
-        for p in proofs:
-            cells = []
-            for n in names:
-                f = p.finding(n)
-                cells.append("-" if f is None else _mark(f.ok, f.warning))
-            table.add_row(p.task_id, p.category or "-", str(p.agents), str(p.budget),
-                          "-" if p.ref_rounds is None else str(p.ref_rounds), "-" if p.slack is None else str(p.slack),
-                          f"{p.plan_steps}/{p.max_action_steps}", *cells)
-        con.print(table)
-        for p in proofs:
-            for f in p.findings:
-                if not f.ok or f.warning or verbose:
-                    con.print(f"{p.task_id} {f.name}: {_mark(f.ok, f.warning)} {f.detail}", highlight=False,
-                              soft_wrap=True)
-        bad_tasks = sum(not p.ok for p in proofs)
-        con.print(f"{len(proofs) - bad_tasks}/{len(proofs)} tasks proven in {wall:.1f} s "
-                  f"(oracle episodes {oracle_s:.1f} s)")
+        con = _print_tables(proofs, summary, verbose, wall, oracle_s)
         if variant_proofs is not None:
             from .variant_table import print_variant_cells
 
             print_variant_cells(variant_proofs, con, verbose)
     if failed:
         sys.exit(1)
+
+
+def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracle_s: float):
+    """Print the proof table, each failure or warning, and the suite's shape; returns the console."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    table = Table(title=f"task proofs ({len(proofs)})")
+    table.add_column("task", no_wrap=True)
+    numeric = ("agents", "budget", "ref\nrounds", "ratio", "hand-\noffs", "steps")
+    for h in ("category", *numeric, "talk", *(h for _, h in COLUMNS)):
+        table.add_column(h, justify="right" if h in numeric else "left")
+    for p in proofs:
+        cells = []
+        for name, _ in COLUMNS:
+            f = p.finding(name)
+            cells.append("-" if f is None else _mark(f.ok, f.warning))
+        ratio = p.budget_ratio
+        table.add_row(p.task_id, p.category or "-", str(p.agents), str(p.budget),
+                      "-" if p.ref_rounds is None else str(p.ref_rounds), "-" if ratio is None else f"{ratio:.1f}",
+                      str(p.handoffs), f"{p.plan_steps}/{p.max_action_steps}", "yes" if p.needs_communication else "",
+                      *cells)
+    con.print(table)
+    for p in proofs:
+        for f in p.findings:
+            if not f.ok or f.warning or verbose:
+                con.print(f"{p.task_id} {f.name}: {_mark(f.ok, f.warning)} {f.detail}", highlight=False, soft_wrap=True)
+    con.print(_summary_table(summary))
+    con.print(f"{summary['proven']}/{summary['tasks']} tasks proven in {wall:.1f} s (oracle episodes {oracle_s:.1f} s)")
+    return con
+
+
+def _summary_table(s: dict):
+    from rich.table import Table
+
+    def spread(d: dict | None, fmt: str = "{:g}") -> str:
+        if not d:
+            return "-"
+        return " / ".join(fmt.format(d[k]) for k in ("min", "median", "mean", "max"))
+
+    t = Table(title="suite shape", show_header=False)
+    t.add_column("figure")
+    t.add_column("value")
+    t.add_row("tasks (proven)", f"{s['tasks']} ({s['proven']})")
+    t.add_row("by category", ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
+    t.add_row("by team size", ", ".join(f"{k}: {v}" for k, v in s["by_team_size"].items()))
+    t.add_row("budget (min / median / mean / max)", spread(s["budget"]))
+    t.add_row("reference rounds", spread(s["ref_rounds"]))
+    t.add_row("budget / reference rounds", spread(s["budget_ratio"], "{:.2f}"))
+    t.add_row("hand-offs (items + facts)", spread(s["handoffs"]))
+    t.add_row("needs communication", str(s["needs_communication"]))
+    return t
 
 
 @hookimpl(trylast=True)  # after core/cli/tasks.py has added the `tasks` group

@@ -1,39 +1,51 @@
-"""Proofs that a task is fit to ship: solvable, not trivial, collaborative, and verified honestly.
+"""Proofs that a task is fit to ship: solvable, not trivial, collaborative, knowable, and verified honestly.
 
 ``prove_task(task)`` plays and inspects one task and returns a :class:`TaskProof` with one
-:class:`Finding` per property:
+:class:`Finding` per property (what each one cannot prove is written in ``docs/tasks.md``):
 
 - **solvable**: the oracle team (the task's ``reference_solution``) passes the verifier within the round
   budget; every reference call succeeds (no tool error: only legal calls) and no agent's plan is longer
   than ``max_action_steps`` (chat excluded, as the episode counts it).
-- **idle fails**: a team that sleeps every turn fails.
-- **random fails**: the random team fails (seeds from ``random_seeds``). A task meant to be that easy is
-  listed with ``allow_random`` and reported as "passes randomly" instead of failing the proof.
-- **collaborative**: no single agent can meet every check of the verifier on its own (see
-  :func:`solo_blockers`: a static walk over recipes, nodes and drops per agent, plus a short sandbox
-  fight for kill checks). What it cannot prove is written in ``docs/tasks.md``.
+- **idle fails**: a team that sleeps every turn fails and scores PSR 0 (guards are not progress).
+- **random fails**: the random team fails on every one of ``random_seeds`` (at least one seed; the CLI
+  takes at least 5). A task meant to be that easy is listed with ``allow_random``.
+- **collaborative**: no single agent can meet every check on its own (:func:`solo_blockers`), and the
+  collaboration does not rest only on whom the verifier names (:func:`work_solo`): either no agent could do
+  all the work, or the task needs communication (proven by the knowledge check), or it asks for presence
+  in several places at once.
+- **every agent needed** (``necessity``, on by default): replayed once per agent with that agent asleep,
+  the plan fails, or it becomes unknowable (a teammate acted on what only the sleeper could tell).
+- **knowable**: every argument of every reference step was known to its agent before the step, from its
+  brief, its own observations or chat it received (:mod:`.knowledge`); ``needs_communication: true``
+  holds exactly when the same check fails once the plan's chat is removed.
 - **honest verifier**: every checkpoint is achieved in the oracle run, and each one can fail: it is not
-  achieved at the end of the idle run, or it is a guard (``all_alive``: an agent can die; an
-  ``at_location`` that holds at spawn: an agent can walk away).
+  achieved at the end of the idle run, or it is a guard (a constraint that can fail the task, never
+  progress).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .knowledge import Gap, Minds, TurnSeen, fact_handoffs, knowledge_gaps
 from ..play.protocol import Team, Turn, TurnOutcome
 from ..tasks.task import Task, WorldIndex, world_index
 from ..world.tools import CHAT_TOOLS
 
-GUARD_CHECKS = ("all_alive",)
+FINDINGS = ("solvable", "idle fails", "random fails", "knowable", "collaborative", "every agent needed",
+            "honest verifier")  # in the order prove_task appends them
+DEFAULT_RANDOM_SEEDS = 5
 
 
 @dataclass
 class Finding:
-    name: str  # solvable | idle fails | random fails | collaborative | honest verifier
+    name: str  # one of FINDINGS
     ok: bool
     detail: str = ""
     warning: bool = False  # passed, but worth a look (e.g. a task allowed to pass randomly did)
@@ -48,6 +60,9 @@ class TaskProof:
     max_action_steps: int
     ref_rounds: int | None = None  # rounds the oracle needed (None: it did not pass)
     plan_steps: int = 0  # longest per-agent reference plan, non-chat steps
+    needs_communication: bool = False  # as the task file declares it
+    item_handoffs: int = 0  # transfers between agents in the oracle run
+    fact_handoffs: int = 0  # step arguments an agent knew only from a teammate's chat
     findings: list[Finding] = field(default_factory=list)
     oracle_s: float = 0.0
     total_s: float = 0.0
@@ -60,14 +75,25 @@ class TaskProof:
     def slack(self) -> int | None:
         return None if self.ref_rounds is None else self.budget - self.ref_rounds
 
+    @property
+    def handoffs(self) -> int:
+        return self.item_handoffs + self.fact_handoffs
+
+    @property
+    def budget_ratio(self) -> float | None:
+        return None if not self.ref_rounds else self.budget / self.ref_rounds
+
     def finding(self, name: str) -> Finding | None:
         return next((f for f in self.findings if f.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
+        ratio = self.budget_ratio
         return {"task": self.task_id, "category": self.category, "agents": self.agents, "budget": self.budget,
                 "max_action_steps": self.max_action_steps, "ref_rounds": self.ref_rounds, "slack": self.slack,
-                "plan_steps": self.plan_steps, "ok": self.ok, "oracle_s": round(self.oracle_s, 3),
-                "total_s": round(self.total_s, 3),
+                "budget_ratio": None if ratio is None else round(ratio, 2), "plan_steps": self.plan_steps,
+                "needs_communication": self.needs_communication, "handoffs": self.handoffs,
+                "item_handoffs": self.item_handoffs, "fact_handoffs": self.fact_handoffs, "ok": self.ok,
+                "oracle_s": round(self.oracle_s, 3), "total_s": round(self.total_s, 3),
                 "findings": [{"name": f.name, "ok": f.ok, "detail": f.detail, "warning": f.warning}
                              for f in self.findings]}
 
@@ -86,20 +112,51 @@ class CallRecord:
     text: str
 
 
-class RecordingTeam(Team):
-    """Plays a scripted policy and keeps every call's result (to name the first illegal reference call)."""
+class PlanBroken(BaseException):
+    """Raised through the episode loop to stop a replay at the first step that breaks the plan.
 
-    def __init__(self, policy: Any):
+    A BaseException on purpose: the episode records an ``Exception`` from a team as a team error and plays
+    on, and this replay has nothing left to show once its plan is broken."""
+
+
+class RecordingTeam(Team):
+    """Plays a scripted policy and keeps every call's result and what each turn showed its agent.
+
+    With ``stop_at_break`` (the necessity replays) it tracks every agent's knowledge as it goes and
+    raises :class:`PlanBroken` at the first step an agent could not know or that the world refuses."""
+
+    def __init__(self, policy: Any, *, record_seen: bool = False, stop_at_break: bool = False,
+                 skip: str | None = None, until: int | None = None):
         self.policy = policy
         self.calls: list[CallRecord] = []
+        self.seen: list[TurnSeen] = []
+        self.record_seen = record_seen or stop_at_break
+        self.minds = Minds() if stop_at_break else None
+        self.skip = skip  # the sleeping agent of a necessity replay: its own turns are not checked
+        self.until = until  # the last round of the plan: a replay still unsolved after it is broken
 
     async def act(self, turn: Turn) -> TurnOutcome:
+        if self.until is not None and turn.round > self.until:
+            raise PlanBroken(f"not solved by round {self.until}, where the plan ends")
         decision = self.policy.decide(turn)
+        if self.record_seen:
+            obs = turn.observation
+            seen = TurnSeen(
+                agent_id=turn.agent_id, round=turn.round, system_prompt=turn.system_prompt,
+                observation_text=obs.model_copy(update={"chat": []}).render_text(),
+                chat=[f"{m.sender}: {m.text}" for m in obs.chat],
+                held={i.key: i.count for i in obs.inventory},
+                tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {})
+            self.seen.append(seen)
+            if self.minds is not None and turn.agent_id != self.skip and self.minds.turn(seen):
+                raise PlanBroken(f"{turn.agent_id} round {turn.round}: an argument it cannot know")
         if decision is None:
             return TurnOutcome(thinking="no action")
         tool, args = decision
         result = await turn.port.call(tool, args)
         self.calls.append(CallRecord(turn.agent_id, turn.round, tool, dict(args), result.ok, result.error, result.text))
+        if self.minds is not None and not result.ok and tool != "complete" and turn.agent_id != self.skip:
+            raise PlanBroken(f"{turn.agent_id} round {turn.round}: {tool} refused ({result.error})")
         return TurnOutcome(thinking=tool)
 
 
@@ -120,23 +177,37 @@ class WithoutAgent:
         return self.oracle.decide(turn)
 
 
-def play_policy(task: Task, policy: Any, seed: int = 0) -> tuple[Any, RecordingTeam]:
+def play_policy(task: Task, policy: Any, seed: int = 0, *, record_seen: bool = False) -> tuple[Any, RecordingTeam]:
     from ..play.episode import Episode
 
-    team = RecordingTeam(policy)
+    team = RecordingTeam(policy, record_seen=record_seen)
     return asyncio.run(Episode(task, team, seed=seed).run()), team
 
 
-def redundant_agents(task: Task, seed: int = 0) -> list[str]:
-    """Agents without whom the reference plan still passes (each replaced by a sleeper, one at a time)."""
-    return [a for a in task.agent_ids if play_policy(task, WithoutAgent(task, a), seed)[0].success]
-
-
-def play(task: Task, policy_name: str, seed: int = 0) -> tuple[Any, RecordingTeam]:
+def play(task: Task, policy_name: str, seed: int = 0, *, record_seen: bool = False) -> tuple[Any, RecordingTeam]:
     """One episode of a scripted team (no files written). Returns (EpisodeResult, team)."""
     from ..play.policies import make_policy
 
-    return play_policy(task, make_policy(policy_name, task, seed), seed)
+    return play_policy(task, make_policy(policy_name, task, seed), seed, record_seen=record_seen)
+
+
+def plan_needs(task: Task, agent_id: str, seed: int = 0, until: int | None = None) -> bool:
+    """Whether the reference plan breaks with ``agent_id`` asleep: a teammate's step is refused or uses what
+    it can no longer know (the sleeper's chat is missing), or the verifier does not pass. The replay stops
+    at the first broken step, or after round ``until`` (where the oracle finished: nothing changes later)."""
+    from ..play.episode import Episode
+
+    team = RecordingTeam(WithoutAgent(task, agent_id), stop_at_break=True, skip=agent_id, until=until)
+    try:
+        result = asyncio.run(Episode(task, team, seed=seed).run())
+    except PlanBroken:
+        return True
+    return not result.success
+
+
+def redundant_agents(task: Task, seed: int = 0, until: int | None = None) -> list[str]:
+    """Agents the reference plan does not need (see :func:`plan_needs`)."""
+    return [a for a in task.agent_ids if not plan_needs(task, a, seed, until)]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -147,9 +218,10 @@ class SoloAnalysis:
 
     An agent "can obtain" an item when it holds it, or can gather it (node skill level and a usable tool it
     holds or can make), or can make it (recipe level, tool, and every input obtainable the same way), or
-    can kill a mob that drops it (a sandbox fight with its own starting kit wins). Stations are assumed
-    reachable (every mainland station is), quantities, inventory space and travel time are ignored: the
-    analysis over-estimates what one agent can do, which is the safe side for a collaboration proof.
+    can kill a mob that drops it (a sandbox fight with its own starting kit wins). Levels are the agent's
+    starting levels raised by what it could gain within its action budget (:meth:`level`). Stations are
+    assumed reachable (every mainland station is), quantities, inventory space and travel time are
+    ignored: the analysis over-estimates what one agent can do, the safe side for a collaboration proof.
     """
 
     def __init__(self, task: Task, w: WorldIndex | None = None, seeds: Iterable[int] = (0, 1, 2)):
@@ -157,6 +229,39 @@ class SoloAnalysis:
         self.w = w or world_index()
         self.seeds = tuple(seeds)
         self._kill_cache: dict[tuple[str, str, int], bool] = {}
+        self._levels: dict[tuple[str, str], int] = {}
+
+    # -- levels ---------------------------------------------------------------------------------------
+    def level(self, agent_id: str, skill: str) -> int:
+        """The highest level the agent could reach in ``skill`` within its action budget: every turn earns
+        the best XP one call of that skill gives at the current level (a full harvest of the best node it
+        may work, or a batch of two crafts of the best recipe it may make, its inputs gathered on other
+        turns). Tools, inputs and walking are not charged: an over-estimate. Combat skills keep their
+        starting level here; the sandbox fights play out their own XP."""
+        key = (agent_id, skill)
+        if key not in self._levels:
+            self._levels[key] = self._grown_level(agent_id, skill)
+        return self._levels[key]
+
+    def _grown_level(self, agent_id: str, skill: str) -> int:
+        start = self.task.agent(agent_id).skills.get(skill, 1)
+        xp_curve = self.w.loaded.data.xp_curve
+        from ..world.stats import XpTable
+
+        table = XpTable(xp_curve)
+        nodes = [n for n in self.w.node_types.values() if n.skill == skill]
+        recipes = [r for r in self.w.recipes if r.skill == skill]
+        if not nodes and not recipes:
+            return start
+        xp, level = table.xp_for(start), start
+        for _ in range(min(self.task.max_action_steps, self.task.rounds)):
+            rate = max([n.xp * n.harvests for n in nodes if n.level <= level] +
+                       [2 * r.xp for r in recipes if r.level <= level] + [0])
+            if rate == 0:
+                break
+            xp += rate
+            level = table.level_for(xp)
+        return level
 
     # -- items ----------------------------------------------------------------------------------------
     def obtainable(self, agent_id: str, item: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -168,15 +273,15 @@ class SoloAnalysis:
             return False
         seen = seen | {item}
         w = self.w
-        level = lambda skill: a.skills.get(skill, 1)  # noqa: E731
         for node in w.yielded_by.get(item, []):
-            if level(node.skill) >= node.level and (not node.tool or self._has_tool(agent_id, node.tool, held, seen)):
+            if self.level(agent_id, node.skill) >= node.level and \
+                    (not node.tool or self._has_tool(agent_id, node.tool, held, seen)):
                 return True
         for mob in w.dropped_by.get(item, []):
             if self.can_kill(agent_id, mob.key, 1):
                 return True
         for r in w.recipes_by_output.get(item, []):
-            if level(r.skill) < r.level:
+            if self.level(agent_id, r.skill) < r.level:
                 continue
             if r.tool and not self._has_tool(agent_id, r.tool, held, seen):
                 continue
@@ -247,35 +352,32 @@ class SoloAnalysis:
             return None  # a custom check: nothing known, assume one agent could
         p = check.params.model_validate(spec.params)
         t = self.task
-        me = t.agent(agent_id)
-        named_agent = getattr(p, "agent", None)
-        pinned = t.resolve_agent(named_agent) if named_agent else None
+        named = _named_agents(t, p)
         if spec.check == "all_alive":
             return None
         if spec.check == "at_location":
-            named = [t.resolve_agent(r) for r in (p.agents or ([p.agent] if p.agent else t.agent_ids))]
-            if p.require == "any" and agent_id in named:
+            everyone = named or t.agent_ids
+            if p.require == "any" and agent_id in everyone:
                 return None
-            others = [n for n in named if n != agent_id]
-            if p.require == "all" and not others and agent_id in named:
+            others = [n for n in everyone if n != agent_id]
+            if p.require == "all" and not others and agent_id in everyone:
                 return None
-            where = p.landmark or (p.x, p.y)
+            where = p.landmark or p.area or (p.x, p.y)
             if p.require == "any":
                 return f"needs one of {len(others)} other agent(s) at {where}"
             return f"needs {len(others)} other agent(s) at {where}"
-        if pinned and pinned != agent_id:
-            return f"names {t.agent(pinned).username}"
-        if spec.check in ("item_count", "equipped", "crafted"):
-            if spec.check == "crafted":
-                if not any(self._can_make(agent_id, r) for r in self.w.recipes_by_output.get(p.item, [])):
-                    return f"cannot craft {p.item}"
-                return None
+        if named and agent_id not in named:
+            return f"names {', '.join(t.agent(n).username for n in named)}"
+        if spec.check == "crafted":
+            if not any(self._can_make(agent_id, r) for r in self.w.recipes_by_output.get(p.item, [])):
+                return f"cannot craft {p.item}"
+            return None
+        if spec.check in ("item_count", "equipped"):
             if not self.obtainable(agent_id, p.item):
                 return f"cannot obtain {p.item}"
             if spec.check == "equipped":
-                item = self.w.items[p.item]
-                for skill, lv in item.requirements.items():
-                    if me.skills.get(skill, 1) < lv:
+                for skill, lv in self.w.items[p.item].requirements.items():
+                    if self.level(agent_id, skill) < lv:
                         return f"cannot wear {p.item} ({skill} {lv})"
             return None
         if spec.check == "delivered":
@@ -293,7 +395,7 @@ class SoloAnalysis:
     def _can_make(self, agent_id: str, recipe: Any) -> bool:
         me = self.task.agent(agent_id)
         held = {s.item for s in me.inventory + me.equipment}
-        if me.skills.get(recipe.skill, 1) < recipe.level:
+        if self.level(agent_id, recipe.skill) < recipe.level:
             return False
         seen = frozenset({next(iter(recipe.outputs))})  # the item being made cannot be an input of itself
         if recipe.tool and not self._has_tool(agent_id, recipe.tool, held, seen):
@@ -301,17 +403,27 @@ class SoloAnalysis:
         return all(self.obtainable(agent_id, i, seen) for i in recipe.inputs)
 
 
+def _named_agents(task: Task, p: Any) -> list[str]:
+    """Agent ids a check's parameters pin it to (``agent``, ``agents``, ``role``); empty: anyone."""
+    refs = list(getattr(p, "agents", None) or []) + ([p.agent] if getattr(p, "agent", None) else [])
+    ids = [task.resolve_agent(r) for r in refs]
+    role = getattr(p, "role", None)
+    if role:
+        ids += [a.agent_id for a in task.agents if a.role == role]
+    return [i for i in dict.fromkeys(ids) if i]
+
+
 def work_solo(task: Task, w: WorldIndex | None = None, *, analysis: SoloAnalysis | None = None) -> list[str]:
     """Agents that could do all of the objective's *work* alone: obtain every item the checks ask for and
     win every fight, if the checks did not name who must hold, craft or receive it. Presence checks
-    (``at_location``) and ``all_alive`` are left out. A task where someone can is collaborative only
-    because its verifier pins roles or asks for several places at once (reported as a warning).
+    (``at_location``) and guards are left out. A task where someone can is collaborative only because its
+    verifier pins roles (refused, unless the task needs communication).
     ``analysis`` reuses another call's :class:`SoloAnalysis` (its sandbox fights are cached)."""
     from ..tasks.verify import Check, lookup
 
     analysis = analysis or SoloAnalysis(task, w)
     assert task.verifier is not None
-    work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive")]
+    work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive") and not spec.guard]
     if not work:
         return []  # presence only (exploration): being in several places at once is the collaboration
     out = []
@@ -374,10 +486,12 @@ def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
         if spec.check != "at_location" or not isinstance(check, Check) or check.place is None:
             continue
         p = check.params.model_validate(spec.params)
-        named = [task.resolve_agent(r) for r in (p.agents or ([p.agent] if p.agent else task.agent_ids))]
+        named = _named_agents(task, p) or task.agent_ids
         if p.require != "any" and len(named) > 1:
             continue  # needs several agents anyway (blocked per check)
-        out.append((*check.place(p), {n for n in named if n}))
+        target = check.place(p)
+        if target is not None:
+            out.append((*target, set(named)))
     return out
 
 
@@ -391,31 +505,43 @@ def _plan_steps(task: Task) -> int:
                default=0)
 
 
-def prove_task(task: Task, *, random_seeds: Iterable[int] = (0,), allow_random: bool = False,
-               necessity: bool = False, oracle_seeds: int = 1) -> TaskProof:
-    """Every proof of one task, each a :class:`Finding`: solvable, idle fails, random fails, collaborative,
-    honest verifier."""
+def _gap_text(gaps: list[Gap], n: int = 2) -> str:
+    more = f" (+{len(gaps) - n} more)" if len(gaps) > n else ""
+    return "; ".join(str(g) for g in gaps[:n]) + more
+
+
+def prove_task(task: Task, *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM_SEEDS), allow_random: bool = False,
+               necessity: bool = True, oracle_seeds: int = 1) -> TaskProof:
+    """Every proof of one task, each a :class:`Finding` (see the module docstring)."""
+    seeds = list(random_seeds)
+    if not seeds:
+        raise ValueError("prove_task needs at least one random seed (a proof that a random team fails needs a "
+                         f"random team); the default is {DEFAULT_RANDOM_SEEDS}")
     t_start = time.perf_counter()
     proof = TaskProof(task.id, task.category, len(task.agents), task.rounds, task.max_action_steps,
-                      plan_steps=_plan_steps(task))
+                      plan_steps=_plan_steps(task), needs_communication=task.needs_communication)
     if not task.verifiable:
         proof.findings.append(Finding("solvable", False, "the task has no verifier: nothing to prove"))
         return proof
     if not task.reference_solution:
         proof.findings.append(Finding("solvable", False, "the task has no reference_solution"))
         return proof
-    oracle = _prove_solvable(task, proof, oracle_seeds)
-    idle = _prove_not_trivial(task, proof, random_seeds, allow_random)
-    _prove_collaborative(task, proof, oracle, necessity)
+    oracle, team = _prove_solvable(task, proof, oracle_seeds)
+    idle = _prove_not_trivial(task, proof, seeds, allow_random)
+    talks = _prove_knowable(task, proof, team)
+    _prove_collaborative(task, proof, talks)
+    if necessity:
+        _prove_every_agent_needed(task, proof, oracle)
     _prove_honest_verifier(task, proof, oracle, idle)
     proof.total_s = time.perf_counter() - t_start
     return proof
 
 
-def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> Any:
-    """The reference plan passes the verifier within the budget with legal calls only; returns its result."""
+def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> tuple[Any, RecordingTeam]:
+    """The reference plan passes the verifier within the budget with legal calls only; returns its result
+    and the recording (what each turn showed its agent, for the knowledge check)."""
     t0 = time.perf_counter()
-    oracle, team = play(task, "oracle", seed=0)
+    oracle, team = play(task, "oracle", seed=0, record_seen=True)
     proof.oracle_s = time.perf_counter() - t0
     bad_calls = [c for c in team.calls if not c.ok and c.tool != "complete"]
     problems = []
@@ -429,6 +555,7 @@ def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> Any:
         problems.append(f"a reference plan has {proof.plan_steps} action steps > max_action_steps {task.max_action_steps}")
     if oracle.success:
         proof.ref_rounds = oracle.rounds
+    proof.item_handoffs = sum(1 for c in team.calls if c.tool == "transfer_items" and c.ok)
     detail = f"oracle passes in {oracle.rounds}/{task.rounds} rounds, {len(team.calls)} legal calls"
     warn = False
     if oracle_seeds > 1 and not problems:
@@ -437,21 +564,23 @@ def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> Any:
         detail += f"; passes with {wins}/{oracle_seeds} seeds"
         warn = wins < oracle_seeds
     proof.findings.append(Finding("solvable", not problems, "; ".join(problems) or detail, warning=warn))
-    return oracle
+    return oracle, team
 
 
-def _prove_not_trivial(task: Task, proof: TaskProof, random_seeds: Iterable[int], allow_random: bool) -> Any:
-    """An idle team and a random team (per seed) fail; returns the idle team's result."""
+def _prove_not_trivial(task: Task, proof: TaskProof, seeds: list[int], allow_random: bool) -> Any:
+    """An idle team fails with PSR 0 and a random team fails on every seed; returns the idle team's result."""
     idle, _ = play(task, "idle", seed=0)
-    proof.findings.append(Finding("idle fails", not idle.success,
-                                  f"idle team: {idle.message}" if idle.success else f"PSR {idle.psr:.2f}"))
-    passed = []
-    for seed in random_seeds:
-        res, _ = play(task, "random", seed=seed)
-        if res.success:
-            passed.append(seed)
-    seeds = list(random_seeds)
-    allow_random = allow_random or bool(task.raw.get("trivial_ok"))  # honoured once the task schema has the field
+    if idle.success:
+        proof.findings.append(Finding("idle fails", False, f"idle team passes: {idle.message}"))
+    elif idle.psr > 0:
+        gained = [cp.name for cp in idle.checkpoints if cp.achieved and not cp.guard]
+        proof.findings.append(Finding("idle fails", False, (
+            f"idle team scores PSR {idle.psr:.2f} ({', '.join(gained)} already met): a check that holds at the "
+            "start is a guard (guard: true) or asks for a change")))
+    else:
+        proof.findings.append(Finding("idle fails", True, "PSR 0.00"))
+    passed = [seed for seed in seeds if play(task, "random", seed=seed)[0].success]
+    allow_random = allow_random or bool(task.raw.get("trivial_ok"))
     if passed and allow_random:
         proof.findings.append(Finding("random fails", True, f"passes randomly with seed(s) {passed} (allowed: easy task)",
                                       warning=True))
@@ -461,63 +590,145 @@ def _prove_not_trivial(task: Task, proof: TaskProof, random_seeds: Iterable[int]
     return idle
 
 
-def _prove_collaborative(task: Task, proof: TaskProof, oracle: Any, necessity: bool) -> None:
-    """No agent alone could meet every check (and, with ``necessity``, the plan needs every agent)."""
+def _prove_knowable(task: Task, proof: TaskProof, team: RecordingTeam) -> bool:
+    """Every step argument known to its agent; ``needs_communication`` exactly when chat is needed for that.
+    Returns whether the task is proven to need communication."""
+    gaps = knowledge_gaps(team.seen)
+    silent = knowledge_gaps(team.seen, without_chat=True)
+    proof.fact_handoffs = fact_handoffs(team.seen)
+    problems = []
+    if gaps:
+        problems.append(f"the plan uses what its agent cannot know: {_gap_text(gaps)}")
+    if task.needs_communication and not silent:
+        problems.append("needs_communication is set, but the plan with its chat removed is still knowable: put the "
+                        "facts one agent must tell another only in that agent's brief")
+    if not task.needs_communication and silent and not gaps:
+        problems.append(f"without chat the plan is unknowable ({_gap_text(silent, 1)}): mark the task "
+                        "needs_communication: true")
+    if problems:
+        detail = "; ".join(problems)
+    elif task.needs_communication:
+        detail = f"knowable; without chat it is not: {_gap_text(silent, 1)}"
+    else:
+        detail = "every argument known to its agent"
+    proof.findings.append(Finding("knowable", not problems, detail))
+    return task.needs_communication and not problems
+
+
+def _prove_collaborative(task: Task, proof: TaskProof, talks: bool) -> None:
+    """No agent alone could meet every check, and the work itself needs the team unless talking does."""
     analysis = SoloAnalysis(task)  # shared: both questions run the same (cached) sandbox fights
     blockers = solo_blockers(task, analysis=analysis)
     solo = [a for a, why in blockers.items() if why is None]
     workers = work_solo(task, analysis=analysis)
     if solo:
-        detail = f"{', '.join(task.agent(a).username for a in solo)} could meet every check alone"
-    else:
-        detail = f"no agent alone (e.g. {task.agents[0].username}: {blockers[task.agents[0].agent_id]})"
-        if workers:
-            detail += (f"; but {', '.join(task.agent(a).username for a in workers)} could do all the work, so "
-                       "collaboration rests on the roles and places the verifier names")
-    warn = bool(workers) and not solo
-    if necessity and oracle.success:
-        spare = redundant_agents(task)
-        if spare:
-            detail += f"; the reference plan still passes without {', '.join(task.agent(a).username for a in spare)}"
-            warn = True
-        else:
-            detail += "; every agent is needed by the reference plan"
-    proof.findings.append(Finding("collaborative", not solo, detail, warning=warn))
+        proof.findings.append(Finding("collaborative", False,
+                                      f"{', '.join(task.agent(a).username for a in solo)} could meet every check alone"))
+        return
+    if workers and not talks:
+        proof.findings.append(Finding("collaborative", False, (
+            f"{', '.join(task.agent(a).username for a in workers)} could do all the work alone: the collaboration "
+            "rests only on whom the verifier names (split skills, tools or knowledge so that the work needs the team)")))
+        return
+    first = task.agents[0]
+    detail = f"no agent alone (e.g. {first.username}: {blockers[first.agent_id]})"
+    if workers:
+        detail += (f"; {', '.join(task.agent(a).username for a in workers)} could do the work, but not "
+                   "without what teammates tell it")
+    proof.findings.append(Finding("collaborative", True, detail))
+
+
+def _prove_every_agent_needed(task: Task, proof: TaskProof, oracle: Any) -> None:
+    """With any one agent asleep, the reference plan breaks (see :func:`plan_needs`)."""
+    if not oracle.success:
+        proof.findings.append(Finding("every agent needed", False, "not checked: the oracle fails"))
+        return
+    spare = redundant_agents(task, until=oracle.rounds)
+    names = ", ".join(task.agent(a).username for a in spare)
+    proof.findings.append(Finding("every agent needed", not spare,
+                                  f"the plan still passes (and is knowable) without {names}" if spare
+                                  else f"each of {len(task.agents)} agents is needed by the plan"))
 
 
 def _prove_honest_verifier(task: Task, proof: TaskProof, oracle: Any, idle: Any) -> None:
-    """The oracle reaches every checkpoint and none but guards holds for an idle team."""
+    """The oracle reaches every checkpoint; none but guards holds for an idle team; something is progress."""
     unreached = [cp.name for cp in oracle.checkpoints if not cp.achieved]
-    cannot_fail = []
-    guards = []
-    for spec, cp in zip(task.verifier.checks if task.verifier else [], idle.checkpoints):
-        if not cp.achieved:
-            continue
-        if spec.check in GUARD_CHECKS or spec.check == "at_location":
-            guards.append(cp.name)
-        else:
-            cannot_fail.append(cp.name)
-    extra = [cp.name for cp in idle.checkpoints[len(task.verifier.checks):] if cp.achieved]
-    cannot_fail += extra
+    cannot_fail = [cp.name for cp in idle.checkpoints if cp.achieved and not cp.guard]
+    guards = [cp.name for cp in idle.checkpoints if cp.guard]
     problems = []
     if unreached:
         problems.append(f"not reached by the oracle: {', '.join(unreached)}")
     if cannot_fail:
         problems.append(f"already met by an idle team: {', '.join(cannot_fail)}")
     if guards and len(guards) == len(idle.checkpoints):
-        problems.append("every checkpoint holds for an idle team")
-    detail = "; ".join(problems) or (f"{len(oracle.checkpoints)} checkpoints" +
-                                     (f" ({len(guards)} guard: {', '.join(guards)})" if guards else ""))
+        problems.append("every checkpoint is a guard: nothing measures progress")
+    detail = "; ".join(problems) or (f"{len(oracle.checkpoints) - len(guards)} progress checkpoints" +
+                                     (f", {len(guards)} guard(s): {', '.join(guards)}" if guards else ""))
     proof.findings.append(Finding("honest verifier", not problems, detail))
 
 
-def prove_tasks(tasks: Iterable[Task], *, random_seeds: Iterable[int] = (0,), allow_random: Iterable[str] = (),
-                necessity: bool = False, oracle_seeds: int = 1, progress: Any = None) -> list[TaskProof]:
+def _prove_one(args: tuple[Task, dict[str, Any]]) -> TaskProof:
+    task, kwargs = args
+    return prove_task(task, **kwargs)
+
+
+def prove_tasks(tasks: Iterable[Task], *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM_SEEDS),
+                allow_random: Iterable[str] = (), necessity: bool = True, oracle_seeds: int = 1,
+                progress: Any = None, jobs: int = 1) -> list[TaskProof]:
+    """Prove each task (in ``jobs`` worker processes when more than one), in the order given."""
     allowed = set(allow_random)
-    out = []
-    for task in tasks:
-        out.append(prove_task(task, random_seeds=tuple(random_seeds), allow_random=task.id in allowed,
-                              necessity=necessity, oracle_seeds=oracle_seeds))
-        if progress is not None:
-            progress(out[-1])
-    return out
+    seeds = tuple(random_seeds)
+    work = [(t, {"random_seeds": seeds, "allow_random": t.id in allowed, "necessity": necessity,
+                 "oracle_seeds": oracle_seeds}) for t in tasks]
+    if jobs <= 1 or len(work) <= 1:
+        out = []
+        for item in work:
+            out.append(_prove_one(item))
+            if progress is not None:
+                progress(out[-1])
+        return out
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        out = []
+        for proof in pool.map(_prove_one, work):
+            out.append(proof)
+            if progress is not None:
+                progress(proof)
+        return out
+
+
+def default_jobs() -> int:
+    """Worker processes for ``prove --all``: the cores this process may use, at most 4."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
+
+
+# ---------------------------------------------------------------------------------------------------
+# the suite's shape
+# ---------------------------------------------------------------------------------------------------
+def suite_summary(proofs: list[TaskProof]) -> dict[str, Any]:
+    """The figures the summary table shows: counts by category and team size, reference rounds, budget
+    ratios, hand-offs and communication tasks."""
+    def spread(values: list[float]) -> dict[str, float] | None:
+        if not values:
+            return None
+        return {"min": min(values), "median": statistics.median(values), "mean": round(statistics.fmean(values), 2),
+                "max": max(values)}
+
+    by_cat: dict[str, int] = {}
+    by_size: dict[int, int] = {}
+    for p in proofs:
+        by_cat[p.category or "-"] = by_cat.get(p.category or "-", 0) + 1
+        by_size[p.agents] = by_size.get(p.agents, 0) + 1
+    return {
+        "tasks": len(proofs), "proven": sum(p.ok for p in proofs),
+        "by_category": dict(sorted(by_cat.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_team_size": dict(sorted(by_size.items())),
+        "budget": spread([p.budget for p in proofs]),
+        "ref_rounds": spread([p.ref_rounds for p in proofs if p.ref_rounds is not None]),
+        "budget_ratio": spread([round(p.budget_ratio, 2) for p in proofs if p.budget_ratio is not None]),
+        "handoffs": spread([p.handoffs for p in proofs]),
+        "needs_communication": sum(p.needs_communication for p in proofs),
+    }

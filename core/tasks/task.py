@@ -132,6 +132,7 @@ class CheckSpec(BaseModel):
     model_config = ConfigDict(extra="allow")
     check: str
     name: str | None = None
+    guard: bool | None = None  # a constraint (fails the task when broken, never counts as progress); default: the check's own
 
     @property
     def params(self) -> dict[str, Any]:
@@ -157,6 +158,7 @@ class YamlTask(_Yaml):
     # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
     paper_id: str | None = Field(None, pattern=r"^task_\d+$")
     category: Category | None = None
+    needs_communication: bool = False  # an agent needs a fact only a teammate can tell it (tasks prove checks this)
     task: YamlTaskHead
     objectives: Objectives
     relevant_game_context: str = ""
@@ -197,6 +199,7 @@ class Task(BaseModel):
     name: str
     description: str = ""
     category: Category | None = None
+    needs_communication: bool = False
     objectives: Objectives
     relevant_game_context: str = ""
     max_action_steps: int = 25
@@ -333,7 +336,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
                                        "rename it, e.g. task_09_bridge")])
     return Task(
         id=task_id, paper_id=head.paper_id, name=head.task.name, description=head.task.description, category=head.category,
-        objectives=head.objectives, relevant_game_context=head.relevant_game_context,
+        needs_communication=head.needs_communication, objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
         verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=_masked(raw, agent_keys))

@@ -27,6 +27,7 @@ class Checkpoint(BaseModel):
     value: float
     target: float
     achieved: bool
+    guard: bool = False  # a constraint (e.g. everyone alive): breaking it fails the task; keeping it is not progress
 
 
 @dataclass
@@ -75,7 +76,8 @@ class Check:
     style: Literal["count", "yesno"] = "count"  # how the one-line message shows it: "1/1" or "yes"
     items: Callable[[Any], list[str]] | None = None  # items the objective needs (static reachability check)
     # (x, y, radius) where the check wants agents to stand, for checks about places (the proof's solo analysis)
-    place: Callable[[Any], tuple[int, int, int]] | None = None
+    place: Callable[[Any], tuple[int, int, int] | None] | None = None
+    guard: bool = False  # a constraint by default (all_alive): can fail the task, never counts as progress
 
     def validate_refs(self, params: Any, task: "Task", w: "WorldIndex") -> list[RefProblem]:
         return self.refs(params, task, w) if self.refs else []
@@ -113,8 +115,19 @@ def checkpoint_text(cp: Checkpoint, style: str) -> str:
     return f"{cp.name}: {fmt(cp.value)}/{fmt(cp.target)}"
 
 
+def is_guard(spec: Any) -> bool:
+    """Whether a check spec is a guard: its own ``guard:`` field, else the check's default."""
+    if spec.guard is not None:
+        return bool(spec.guard)
+    return bool(getattr(lookup(spec.check), "guard", False))
+
+
 def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | None = None) -> VerifyResult:
-    """Run every check of the task's verifier against the world now."""
+    """Run every check of the task's verifier against the world now.
+
+    Success is every checkpoint achieved at once. PSR is the share of *progress* checkpoints achieved:
+    guards (constraints such as everyone alive) can fail a task but never count as progress, so a team
+    that does nothing scores 0."""
     if not task.verifiable:
         return VerifyResult(verifiable=False, success=False, psr=0.0, checkpoints=[],
                             message="unverifiable: the task has no verifier")
@@ -130,7 +143,7 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
         params = check.params.model_validate(spec.params)
         value, target = check.evaluate(ctx, params)
         cp = Checkpoint(name=spec.name or check.label(params, task), check=spec.check, value=float(value),
-                        target=float(target), achieved=value >= target)
+                        target=float(target), achieved=value >= target, guard=is_guard(spec))
         checkpoints.append(cp)
         parts.append(checkpoint_text(cp, check.style))
     if task.verifier.python:
@@ -141,9 +154,9 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
         extra = _as_checkpoints(out, task.verifier.python)
         checkpoints += extra
         parts += [checkpoint_text(cp, "count") for cp in extra]
-    achieved = sum(cp.achieved for cp in checkpoints)
-    psr = achieved / len(checkpoints) if checkpoints else 0.0
-    success = bool(checkpoints) and achieved == len(checkpoints)
+    progress = [cp for cp in checkpoints if not cp.guard]
+    psr = sum(cp.achieved for cp in progress) / len(progress) if progress else 0.0
+    success = bool(progress) and all(cp.achieved for cp in checkpoints)
     return VerifyResult(verifiable=True, success=success, psr=psr, checkpoints=checkpoints, message=", ".join(parts))
 
 

@@ -65,6 +65,7 @@ class PlayerState(BaseModel):
     xp: dict[str, int]
     inventory: list[InventorySlot]
     equipment: dict[str, str]  # slot -> item key
+    equipment_counts: dict[str, int] = Field(default_factory=dict)  # slot -> how many (an ammo stack; 1 for a piece)
     kills: dict[str, int] = Field(default_factory=dict)  # mob type -> kills (from engine effects)
     crafted: dict[str, int] = Field(default_factory=dict)  # item key -> count crafted by this agent
     combat_level: int = 1

@@ -574,6 +574,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             alive=p.alive, active=p.active, skills=dict(p.levels), xp=dict(p.xp),
             inventory=[self._slot(i, k, n) for i, k, n in p.inv.filled()],
             equipment={slot: e[0] for slot, e in p.equipment.items()},
+            equipment_counts={slot: e[1] for slot, e in p.equipment.items()},
             kills=dict(sorted(p.kills.items())), crafted=dict(sorted(p.crafted.items())),
             combat_level=stats.combat_level(p.levels))
 
