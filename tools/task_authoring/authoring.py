@@ -3,7 +3,7 @@
 Writes reference solutions from the real world: instance ids, station tiles and walking distances come
 from ``load_world()``, and the engine's own path search (``pathing.route``) tells how many
 ``move_character`` calls a walk takes and where a harvest or an attack leaves the player. Used by
-``tools/task_authoring/make_suite.py`` to write tasks 09-40; prove the result with ``agentworld tasks prove --all``.
+``build.py`` (the family templates' plans and helpers); prove the result with ``agentworld tasks prove --all``.
 
 A plan is written per agent as a timeline: ``Plan.do(agent, tool, after=round, **args)`` puts a call on
 the agent's first free round not before ``after`` and returns that round; ``walk``/``harvest``/``attack``
@@ -52,11 +52,18 @@ def station(kind: str, lm: str) -> Point:
     raise KeyError((kind, lm))
 
 
-def nodes_near(node_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
-    comp = G.component(*near)
-    cands = [n for n in W.nodes if n.type == node_type and n.id not in exclude
+def nodes_by_distance(node_type: str, near: Point) -> list[Any]:
+    """Nodes of a type reachable on foot from ``near`` (or from the walkable tile nearest to it), nearest first
+    (Manhattan, then id)."""
+    comp = G.component(*(near if G.walkable(*near) else walkable_near(*near)))
+    cands = [n for n in W.nodes if n.type == node_type
              and any(G.component(*t) == comp for t in G.adjacent_walkable(n.x, n.y))]
     cands.sort(key=lambda n: (abs(n.x - near[0]) + abs(n.y - near[1]), n.id))
+    return cands
+
+
+def nodes_near(node_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
+    cands = [n for n in nodes_by_distance(node_type, near) if n.id not in exclude]
     assert len(cands) >= k, (node_type, near)
     return cands[:k]
 
@@ -68,8 +75,9 @@ def mobs_near(mob_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] =
 
 
 def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
-    """n distinct walkable tiles within max_d (Manhattan) of center, same area as center."""
-    comp = G.component(*center)
+    """n distinct walkable tiles within max_d (Manhattan) of center, in the area of center (of the walkable
+    tile nearest to it when center itself is blocked, such as a resource node)."""
+    comp = G.component(*(center if G.walkable(*center) else walkable_near(*center)))
     out: list[Point] = []
     for d in range(0, max_d + 1):
         for dx in range(-d, d + 1):
@@ -78,8 +86,16 @@ def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
                 if G.in_bounds(*p) and G.walkable(*p) and G.component(*p) == comp and p not in out \
                         and p not in W.node_at:
                     out.append(p)
-    assert len(out) >= n, (center, n, len(out))
+    assert len(out) >= min(n, 1), (center, n, len(out))
     return out[:n]
+
+
+def portal_exit(at: Point) -> Point:
+    """Where ``enter_portal`` from ``at`` leads (the portal end within the portal range)."""
+    for end in W.portal_ends():
+        if dist(at, (end.x, end.y)) <= RULES.portal_range:
+            return end.to_x, end.to_y
+    raise AssertionError(f"no portal within {RULES.portal_range} of {at}")
 
 
 def dist(a: Point, b: Point) -> int:
@@ -186,53 +202,12 @@ class Plan:
                 for agent, steps in self.steps.items()}
 
 
-def agent_block(username: str, role: str, at: Point, skills: dict[str, int], inventory=(), equipped=(),
-                guideline: str = "") -> dict[str, Any]:
-    text = " ".join(guideline.split())
-    if not text.startswith("You"):
-        text = f"You are the {role}. {text}"
-    return {"username": username, "role": role, "new_character": True, "location": {"x": at[0], "y": at[1]},
-            "skill_levels": dict(skills),
-            "inventory_items": [{"item": i, "count": c} for i, c in inventory],
-            "equipped_items": [{"item": i, "count": 1} for i in equipped],
-            "guideline": _Literal(textwrap.fill(text, 100) + "\n")}
+class Literal(str):
+    """A string dumped as a YAML block literal (|)."""
 
 
-def budget_for(ref_rounds: int) -> int:
-    """Round budget: room for a model team to think, talk and recover (twice the reference plus 8), kept in 25..55."""
-    return max(25, min(55, 2 * ref_rounds + 8))
-
-
-class _Literal(str):
-    pass
-
-
-def _literal(dumper: yaml.SafeDumper, data: _Literal):
+def _literal(dumper: yaml.SafeDumper, data: Literal):
     return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|")
 
 
-yaml.SafeDumper.add_representer(_Literal, _literal)
-
-
-def write_task(task_id: str, body: dict[str, Any], agents: dict[str, dict], plan: Plan,
-               generator: str = "tools/task_authoring/make_suite.py") -> Path:
-    doc: dict[str, Any] = {"id": task_id}
-    doc.update(body)
-    ref = plan.last_round()
-    doc.setdefault("rounds", budget_for(ref))
-    doc.setdefault("max_action_steps", doc["rounds"])
-    assert 25 <= doc["rounds"] <= 55 and doc["rounds"] >= ref + 5, (task_id, ref, doc["rounds"])
-    if "relevant_game_context" in doc:
-        lines = [textwrap.fill(" ".join(line.split()), 100) for line in doc["relevant_game_context"].strip().splitlines()]
-        doc["relevant_game_context"] = _Literal("\n".join(lines) + "\n")
-    order = ["id", "category", "task", "objectives", "relevant_game_context", "max_action_steps", "rounds",
-             "shared_plan", "success_criteria", "world_rules", "verifier"]
-    out = {k: doc[k] for k in order if k in doc}
-    out.update(agents)
-    out["reference_solution"] = plan.solution()
-    text = (f"# {task_id}: written by {generator} from the world data ({W.data.version}).\n"
-            f"# The reference plan spans {ref} rounds of a {doc['rounds']}-round budget (`agentworld tasks prove` replays it).\n")
-    text += yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=110)
-    path = OUT / f"{task_id}.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
+yaml.SafeDumper.add_representer(Literal, _literal)

@@ -1,0 +1,284 @@
+"""Build task files from family templates: ``python tools/task_authoring/build.py [FAMILY_OR_TASK_ID ...]``.
+
+A family (``tools/task_authoring/families/<name>.yaml``) is one task written once as a Jinja2-templated
+YAML document (``template``) plus a list of ``variants``, each a mapping of template parameters and an
+``id``. Rendering a variant gives an ordinary task file, except that its reference solution is written as
+a short **plan** of macro steps per agent, which this script expands into the turn-by-turn
+``reference_solution`` with the engine's own path search (so move counts and reach are right):
+
+=====================================  ========================================================================
+``{walk: [x, y]}``                     ``move_character`` calls until the agent stands on (x, y)
+``{harvest: ID, times: n}``            walk into reach if needed, then ``harvest_resource`` n times (default 1)
+``{attack: ID, times: n}``             the same with ``attack_entity``
+``{craft: ITEM, skill: S, count: n}``  ``craft_item``
+``{give: USER, item: K, count: n}``    ``transfer_items``
+``{equip: K}``                         ``equip_item(itemKey=K)`` (food and potions: eat/drink)
+``{say: TEXT}``                        ``chat`` (the whole team)
+``{portal: true}``                     ``enter_portal``
+``{sleep: n}``                         n waiting turns
+=====================================  ========================================================================
+
+Every step may carry ``id: LABEL`` and ``after: LABEL`` (or a list): the step is not taken before the round
+after the labelled steps (a teammate's chat has arrived, a teammate has walked up for a hand-over). Rounds
+where an agent has nothing to do become ``sleep`` turns. ``rounds`` defaults to about 2.4 times the plan's length
+(kept in 25..55 and within 1.5x..3x) and ``max_action_steps`` to ``rounds``.
+
+Template helpers (the only place the world data enters; see ``authoring.py``): ``node(type, near, k=0)``
+and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``, ``.text``),
+``node_far(type, near, min_d, k=0)`` and ``mob_far(...)`` (the k-th nearest at least min_d tiles away),
+``landmark(key)`` and ``station(kind, landmark)`` (``[x, y]``), ``spot(center, i, max_d=3)`` (the i-th
+distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``MOVE_TIP``,
+``GIVE_TIP``.
+
+Prove the result: ``agentworld tasks prove FILE`` (or ``--all``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import authoring as A  # noqa: E402
+
+FAMILIES = HERE / "families"
+OUT = A.OUT
+
+
+# ---------------------------------------------------------------------------------------------------
+# template helpers
+# ---------------------------------------------------------------------------------------------------
+class Thing(dict):
+    """A node or mob for templates: ``.id``, ``.x``, ``.y``, ``.at`` ([x, y]), ``.text`` (and a node's ``.harvests``)."""
+
+    __getattr__ = dict.__getitem__
+
+
+def _point(near: Any) -> A.Point:
+    if isinstance(near, str):
+        return A.landmark(near)
+    return int(near[0]), int(near[1])
+
+
+def node(node_type: str, near: Any, k: int = 0) -> Thing:
+    n = A.nodes_near(node_type, _point(near), k + 1)[k]
+    return _node_thing(n)
+
+
+def _node_thing(n: Any) -> Thing:
+    return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
+
+
+def node_far(node_type: str, near: Any, min_d: int, k: int = 0) -> Thing:
+    """The k-th nearest node of a type at least ``min_d`` tiles (Manhattan) from ``near``."""
+    p = _point(near)
+    far = [n for n in A.nodes_by_distance(node_type, p) if A.dist(p, (n.x, n.y)) >= min_d]
+    if len(far) <= k:
+        raise PlanError(f"fewer than {k + 1} {node_type} nodes {min_d}+ tiles from {p}")
+    return _node_thing(far[k])
+
+
+def mob(mob_type: str, near: Any, k: int = 0) -> Thing:
+    m = A.mobs_near(mob_type, _point(near), k + 1)[k]
+    return Thing(id=m.id, x=m.x, y=m.y, at=[m.x, m.y], text=A.mob_text(m))
+
+
+def mob_far(mob_type: str, near: Any, min_d: int, k: int = 0) -> Thing:
+    """The k-th nearest mob of a type at least ``min_d`` tiles from ``near`` (out of reach of its aggro)."""
+    p = _point(near)
+    far = [m for m in A.mobs_near(mob_type, p, 1000) if A.dist(p, (m.x, m.y)) >= min_d]
+    if len(far) <= k:
+        raise PlanError(f"fewer than {k + 1} {mob_type} mobs {min_d}+ tiles from {p}")
+    m = far[k]
+    return Thing(id=m.id, x=m.x, y=m.y, at=[m.x, m.y], text=A.mob_text(m))
+
+
+def landmark(key: str) -> list[int]:
+    return list(A.landmark(key))
+
+
+def station(kind: str, lm: str) -> list[int]:
+    return list(A.station(kind, lm))
+
+
+def spot(center: Any, i: int = 0, max_d: int = 3) -> list[int]:
+    """The i-th distinct walkable tile within ``max_d`` of a point or landmark (nearest first)."""
+    return list(A.spots(_point(center), i + 1, max_d)[i])
+
+
+def spot_at(center: Any, d: int, i: int = 0) -> list[int]:
+    """The i-th walkable tile (nearest first) at least ``d`` tiles from a point: in sight of it, not beside it."""
+    c = _point(center)
+    far = [p for p in A.spots(c, 400, d + 6) if A.dist(p, c) >= d]
+    return list(far[i])
+
+
+HELPERS = {"node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
+           "recipe": A.recipe_text, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP}
+
+
+def render(template: str, params: dict[str, Any]) -> dict[str, Any]:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.globals.update(HELPERS)
+    return yaml.safe_load(env.from_string(template).render(**params))
+
+
+# ---------------------------------------------------------------------------------------------------
+# plan -> reference_solution
+# ---------------------------------------------------------------------------------------------------
+class PlanError(ValueError):
+    pass
+
+
+def _expand(plan: A.Plan, agent: str, step: dict[str, Any], after: int) -> int:
+    """Put one macro step on the agent's timeline (not before ``after``); the round of its last call."""
+    if "walk" in step:
+        return plan.walk(agent, tuple(step["walk"]), after)
+    if "harvest" in step or "attack" in step:
+        tool = "harvest" if "harvest" in step else "attack"
+        target = step[tool]
+        thing = A.W.node_by_id.get(target) if tool == "harvest" else A.W.mob_by_id.get(target)
+        if thing is None:
+            raise PlanError(f"{agent}: no {'node' if tool == 'harvest' else 'mob'} {target!r}")
+        last = after
+        for _ in range(int(step.get("times", 1))):
+            last = getattr(plan, tool)(agent, thing, after)
+        return last
+    if "craft" in step:
+        return plan.do(agent, "craft_item", after, skill=step["skill"], itemKey=step["craft"], count=step.get("count", 1))
+    if "give" in step:
+        return plan.give(agent, step["give"], step["item"], step.get("count", 1), after)
+    if "equip" in step:
+        return plan.do(agent, "equip_item", after, itemKey=step["equip"])
+    if "say" in step:
+        return plan.do(agent, "chat", after, message=" ".join(str(step["say"]).split()))
+    if "portal" in step:
+        r = plan.do(agent, "enter_portal", after)
+        end = A.portal_exit(plan.pos[agent])
+        plan.pos[agent] = end
+        return r
+    if "sleep" in step:
+        last = after
+        for _ in range(int(step["sleep"])):
+            last = plan.do(agent, "sleep", after, seconds=1)
+        return last
+    raise PlanError(f"{agent}: unknown plan step {step!r}")
+
+
+def compile_plan(spawns: dict[str, A.Point], plan_spec: dict[str, list[dict[str, Any]]]) -> A.Plan:
+    plan = A.Plan(spawns)
+    queues = {a: list(plan_spec.get(a, [])) for a in spawns}
+    unknown = set(plan_spec) - set(spawns)
+    if unknown:
+        raise PlanError(f"plan for unknown agents: {sorted(unknown)}")
+    done: dict[str, int] = {}
+    while any(queues.values()):
+        progressed = False
+        for agent, q in queues.items():
+            while q:
+                step = q[0]
+                needs = step.get("after") or []
+                needs = [needs] if isinstance(needs, str) else list(needs)
+                if any(n not in done for n in needs):
+                    break
+                start = max([done[n] + 1 for n in needs] + [1])
+                last = _expand(plan, agent, step, start)
+                if "id" in step:
+                    if step["id"] in done:
+                        raise PlanError(f"plan label {step['id']!r} is used twice")
+                    done[step["id"]] = last
+                q.pop(0)
+                progressed = True
+        if not progressed:
+            waiting = {a: q[0].get("after") for a, q in queues.items() if q}
+            raise PlanError(f"the plan waits on labels nobody sets (or a cycle): {waiting}")
+    return plan
+
+
+def budget_for(ref_rounds: int) -> int:
+    """About 2.4 times the plan's rounds (room to talk, err and recover, as the paper's budgets leave a
+    model team), kept in 25..55 and within 1.5x..3x of the plan."""
+    return max(25, min(55, round(2.4 * ref_rounds), 3 * ref_rounds))
+
+
+# ---------------------------------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------------------------------
+ORDER = ["id", "category", "needs_communication", "task", "objectives", "relevant_game_context",
+         "max_action_steps", "rounds", "shared_plan", "success_criteria", "world_rules", "verifier"]
+
+
+def build_task(family: str, doc: dict[str, Any]) -> tuple[str, str]:
+    """(task id, file text) for one rendered variant."""
+    task_id = doc["id"]
+    agents = {k: v for k, v in doc.items() if k.startswith("agent_")}
+    spawns = {k: (v["location"]["x"], v["location"]["y"]) for k, v in agents.items()}
+    try:
+        plan = compile_plan(spawns, doc.pop("plan"))
+    except (PlanError, AssertionError) as exc:
+        raise PlanError(f"{task_id}: {exc}") from None
+    ref = plan.last_round()
+    doc.setdefault("rounds", budget_for(ref))
+    doc.setdefault("max_action_steps", doc["rounds"])
+    for a in agents.values():
+        a.setdefault("new_character", True)
+        a.setdefault("equipped_items", [])
+        a.setdefault("inventory_items", [])
+        a["guideline"] = A.Literal(textwrap.fill(" ".join(a.get("guideline", "").split()), 100) + "\n")
+    if "relevant_game_context" in doc:
+        lines = [textwrap.fill(" ".join(line.split()), 100) for line in doc["relevant_game_context"].strip().splitlines()]
+        doc["relevant_game_context"] = A.Literal("\n".join(lines) + "\n")
+    out = {k: doc[k] for k in ORDER if k in doc}
+    for k in agents:
+        block = agents[k]
+        out[k] = {f: block[f] for f in ("username", "role", "new_character", "location", "skill_levels",
+                                        "inventory_items", "equipped_items", "guideline") if f in block}
+    out["reference_solution"] = plan.solution()
+    text = (f"# {task_id}: built by tools/task_authoring/build.py from families/{family}.yaml "
+            f"(world {A.W.data.version}).\n"
+            f"# Edit the family, not this file. The plan spans {ref} rounds of a {doc['rounds']}-round budget.\n")
+    text += yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=110)
+    return task_id, text
+
+
+def family_docs(path: Path) -> list[dict[str, Any]]:
+    fam = yaml.safe_load(path.read_text(encoding="utf-8"))
+    shared = fam.get("params", {})
+    return [render(fam["template"], {**shared, **v}) | {"id": v["id"]} for v in fam["variants"]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="family names or task ids (default: every family)")
+    ap.add_argument("--check", action="store_true", help="only report files that would change (exit 1 if any)")
+    ap.add_argument("--out", type=Path, default=OUT, help=f"where to write the task files (default: {OUT})")
+    args = ap.parse_args(argv)
+    changed = 0
+    for path in sorted(FAMILIES.glob("*.yaml")):
+        for doc in family_docs(path):
+            if args.names and path.stem not in args.names and doc["id"] not in args.names:
+                continue
+            task_id, text = build_task(path.stem, doc)
+            target = args.out / f"{task_id}.yaml"
+            if target.exists() and target.read_text(encoding="utf-8") == text:
+                continue
+            changed += 1
+            if args.check:
+                print(f"would change: {target}")
+            else:
+                target.write_text(text, encoding="utf-8")
+                print(f"wrote {target}")
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
