@@ -316,7 +316,7 @@ def test_render_with_a_crowded_task_draws(tmp_path):
     from agentworld.core.world.datapack import load_world
     from agentworld.core.world.render import Marker, render_map
 
-    task = find_task("task_37_four_corners")
+    task = find_task("task_80_great_survey")  # 20 agents on neighbouring tiles at Hearthmoor
     markers = [Marker(a.x, a.y, a.username, "spawn") for a in task.agents]
     out = render_map(load_world(), tmp_path / "t.png", scale=24, markers=markers, window=(430, 380, 470, 420))
     with Image.open(out) as img:
