@@ -13,7 +13,6 @@ also track where the agent stands. Rounds where an agent has nothing to do becom
 from __future__ import annotations
 
 import math
-import textwrap
 from pathlib import Path
 from typing import Any
 

@@ -36,7 +36,6 @@ Prove the result: ``agentworld tasks prove FILE`` (or ``--all``).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import textwrap
 from pathlib import Path
