@@ -12,14 +12,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentworld.core.cce.grounded import GroundedJudge
-from agentworld.core.cce.judges import JudgeConfigError, OpenAIJudge, ScriptedJudge
 from agentworld.core.hookspecs import hookimpl
 
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def _float(options: dict[str, Any], key: str, default: float) -> float:
+    from agentworld.core.cce.judges import JudgeConfigError
+
     try:
         return float(options.pop(key, default))
     except (TypeError, ValueError) as exc:
@@ -29,6 +29,8 @@ def _float(options: dict[str, Any], key: str, default: float) -> float:
 def make_openai(model: str | None = None, base_url: str | None = None, api_key_env: str | None = None,
                 **options: Any) -> OpenAIJudge:
     """The paper's judge setup: an LLM answers step 1 and every round of the backward sweep."""
+    from agentworld.core.cce.judges import JudgeConfigError, OpenAIJudge
+
     if not model:
         raise JudgeConfigError("the openai judge needs --model (e.g. --model gpt-4.1)")
     retries = int(_float(options, "retries", 3))
@@ -49,6 +51,8 @@ def make_scripted(model: str | None = None, rule: str | None = None, labels: str
 
     labels: a JSON file ``{"success": [ids], "contributing": [ids], "chat_links": {message id: [ids]}}``.
     """
+    from agentworld.core.cce.judges import JudgeConfigError, ScriptedJudge
+
     for unused in ("base_url", "api_key_env"):  # endpoint options mean nothing to a scripted judge
         options.pop(unused, None)
     if options:
@@ -68,6 +72,9 @@ def make_grounded(model: str | None = None, base_url: str | None = None, api_key
                   chat_judge: Any = None, chat_window: Any = 3, **options: Any) -> GroundedJudge:
     """Edges from effects. Chat: an OpenAI-compatible LLM when --model is given, ``-o chat_judge=scripted:RULE``
     for a scripted one, else the deterministic rule."""
+    from agentworld.core.cce.grounded import GroundedJudge
+    from agentworld.core.cce.judges import JudgeConfigError
+
     if isinstance(chat_judge, str):
         kind, _, rule = chat_judge.partition(":")
         if kind != "scripted":
