@@ -250,7 +250,8 @@ async def test_every_path_scores_the_same_behaviour_the_same(behaviour):
     if behaviour == "no_call":
         assert helper.tool is None and ref_result.no_calls == 1 and helper.counts_as_action
     if behaviour == "service_500_twice":
-        assert [(a.ok, a.error) for a in helper.attempts] == [(False, "HTTP 500"), (False, "HTTP 500"), (True, None)]
+        failed = (False, "HTTP 500: Error code: 500 - scripted model service: internal server error")
+        assert [(a.ok, a.error) for a in helper.attempts] == [failed, failed, (True, None)]
         assert ref_result.infra_errors == 0
     if behaviour == "model_times_out":
         assert helper.tool is None and not helper.counts_as_action and ref_result.infra_errors == 1

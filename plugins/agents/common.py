@@ -152,17 +152,14 @@ def _status_of(exc: BaseException) -> int | None:
 
 
 def describe_error(exc: BaseException) -> str:
-    """A model-service failure written the same whatever the framework's client calls it: ``HTTP 500``,
-    ``HTTP 400: <the client's first line>``, ``no answer within 30s``, ``malformed response: ...``, else
-    ``<exception type>: <first line>``."""
+    """A model-service failure written the same whatever the framework calls it: ``HTTP 500: <the client's
+    first line>``, ``no answer within 30s``, ``malformed response: ...``, else ``<exception type>: <first line>``."""
     status = _status_of(exc)
     text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
     if isinstance(exc, MalformedResponse):
         return f"malformed response: {text}"
-    if status is not None and status >= 500:
-        return f"HTTP {status}"  # the service's own trouble: its body differs per client and says nothing more
     if status is not None and status >= 400:
-        return f"HTTP {status}: {text}" if text else f"HTTP {status}"  # why it refused matters (context, key)
+        return f"HTTP {status}: {text}" if text else f"HTTP {status}"  # the service's reason, said plainly
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return text or "timed out"
     name = type(exc).__name__

@@ -40,13 +40,20 @@ class ModelFault:
         return f"ModelFault({self.kind!r})"
 
 
-class ScriptedServiceError(RuntimeError):
-    """What a scripted model service raises for ``ModelFault("500")`` (classified by its status code)."""
+FAULT_MESSAGE = "scripted model service: internal server error"
 
-    status_code = 500
 
-    def __init__(self) -> None:
-        super().__init__("scripted model service: internal server error")
+def service_error() -> Exception:
+    """What the OpenAI SDK raises for an HTTP 500 answer, which is what every framework's real client (all four
+    wrap the SDK) would see: the fakes of AutoGen, LangChain and CAMEL raise it, the plain agent's fake
+    transport answers the 500 itself."""
+    import httpx
+    from openai import InternalServerError
+
+    request = httpx.Request("POST", "http://scripted.invalid/v1/chat/completions")
+    body = {"message": FAULT_MESSAGE}
+    response = httpx.Response(500, request=request, json={"error": body})
+    return InternalServerError(f"Error code: 500 - {FAULT_MESSAGE}", response=response, body=body)
 
 
 async def fail_as_scripted(decision: Decision) -> None:
@@ -54,7 +61,7 @@ async def fail_as_scripted(decision: Decision) -> None:
     if isinstance(decision, ModelFault):
         if decision.kind == "hang":
             await asyncio.sleep(HANG_S)
-        raise ScriptedServiceError()
+        raise service_error()
 
 
 def arguments_text(args: Any) -> str:
@@ -112,7 +119,7 @@ def scripted_openai_client(decide: Decide, model: str = "scripted"):
         if isinstance(decision, ModelFault):
             if decision.kind == "hang":
                 await asyncio.sleep(HANG_S)
-            return httpx.Response(500, json={"error": {"message": "scripted model service: internal server error"}})
+            return httpx.Response(500, json={"error": {"message": FAULT_MESSAGE}})
         return httpx.Response(200, json=chat_completion_payload(decision, model=body.get("model", model),
                                                                  prompt_chars=request_chars(body)))
 
