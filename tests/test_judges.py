@@ -35,7 +35,8 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-                answer = outer.script(body["messages"][-1]["content"])
+                # the question (a re-ask after an unusable answer appends the reason after it)
+                answer = outer.script(next(m for m in body["messages"] if m["role"] == "user")["content"])
                 status, payload = (answer if isinstance(answer, tuple) else (200, answer))
                 if status == 200:
                     payload = {"id": "x", "object": "chat.completion", "model": body["model"],
@@ -112,8 +113,11 @@ def test_always_malformed_is_recorded_after_retries(tmp_path, key):
     folder = staff_episode(tmp_path / "ep")
     with FakeOpenAI(lambda p: '{"success_action_ids": "r3.agent_2"') as server:  # truncated JSON
         report = score_episode(folder, make_judge(server, retries=2), cache=JudgeCache(tmp_path / "c"))
-    assert len(server.requests) == 3
-    assert report.failed_calls == 1 and report.calls[0].attempts == 3 and "unusable answer" in report.calls[0].error
+    # asked again once with the reason; the identical answer ends it (temperature 0: a third ask is wasted)
+    assert len(server.requests) == 2
+    assert "could not be used" in server.requests[1]["body"]["messages"][-1]["content"]
+    assert report.failed_calls == 1 and report.calls[0].attempts == 2 and "unusable answer" in report.calls[0].error
+    assert "the same answer again" in report.calls[0].error
     assert report.cce is None and not report.complete and report.partial_cce == 0.0  # incomplete, never 0
     assert not any((tmp_path / "c").rglob("*.json"))  # failures are not cached
 
@@ -153,6 +157,22 @@ def test_missing_key_variable_is_a_clear_config_error(monkeypatch):
     monkeypatch.delenv("SURELY_UNSET_VAR_X", raising=False)
     with pytest.raises(JudgeConfigError, match="SURELY_UNSET_VAR_X"):
         OpenAIJudge("m", api_key_env="SURELY_UNSET_VAR_X")
+
+
+def test_a_local_judge_needs_no_key_and_takes_timeout_and_max_tokens(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = staff_episode(tmp_path / "ep")
+    with FakeOpenAI(label_script) as server:
+        judge = plugins.get("judge", "openai")(model="m", base_url=server.base_url, max_tokens="300")
+        report = score_episode(folder, judge)
+    assert report.failed_calls == 0 and report.contributing_ids() == STAFF_CONTRIBUTING
+    assert all(r["auth"] is None and r["body"]["max_tokens"] == 300 for r in server.requests)
+    assert judge.timeout_s == 600  # a local CPU server may be slow; hosted endpoints keep 120 s
+    assert plugins.get("judge", "openai")(model="m", base_url="http://localhost:9/v1", timeout_s="30").timeout_s == 30
+    with pytest.raises(JudgeConfigError, match="OPENAI_API_KEY"):  # a hosted endpoint still needs its key
+        plugins.get("judge", "openai")(model="m", base_url="https://api.example.com/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    assert plugins.get("judge", "openai")(model="m").timeout_s == 120
 
 
 # -- parsing ----------------------------------------------------------------------------------------------------
@@ -275,3 +295,20 @@ def test_grounded_asks_the_llm_only_about_chat(tmp_path, key):
     edge = next(e for e in report.edges if e.kind == "chat_judge")
     assert (edge.source, edge.target, edge.reason) == ("r1.agent_2", "r3.agent_1", "asked for the logs")
     assert report.contributing_ids() == STAFF_CONTRIBUTING
+
+
+def test_prompts_tell_the_truth_about_a_failed_episode_judged_anyway(tmp_path, key):
+    from agentworld.core.cce.score import ScoreOptions
+
+    asked = {}
+    for outcome in (True, False):
+        folder = staff_episode(tmp_path / f"ep{outcome}", success=outcome)
+        with FakeOpenAI(label_script) as server:
+            score_episode(folder, make_judge(server), options=ScoreOptions(judge_failed=True))
+        asked[outcome] = [r["body"]["messages"] for r in server.requests]
+    ok_step1, failed_step1 = asked[True][0], asked[False][0]
+    assert "completed successfully" in ok_step1[1]["content"] and "FAILED" not in ok_step1[0]["content"]
+    assert "completed successfully" not in failed_step1[1]["content"]
+    assert "NOT completed" in failed_step1[1]["content"] and "This episode FAILED" in failed_step1[0]["content"]
+    sweep = [m[1]["content"] for m in asked[False][1:]]
+    assert sweep and all("contribute to the progress made" in q and "to the success" not in q for q in sweep)

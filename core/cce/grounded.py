@@ -443,7 +443,7 @@ class GroundedJudge:
                     "targets": [action_facts(t, n.id, n.action, n.result) for t, n in zip(targets, nodes)]})
             if not messages:
                 continue
-            data = asker.ask("chat", [rnd], render("chat.j2", task=task, messages=messages), CHAT_SCHEMA,
+            data = asker.ask("chat", [rnd], render("chat.j2", failed=not ep.success, task=task, messages=messages), CHAT_SCHEMA,
                              {"kind": "chat", "task": task, "rounds": [rnd], "messages": messages})
             if data is None:
                 graph.notes.append(f"chat question for round {rnd} failed after retries: its messages count as not contributing")

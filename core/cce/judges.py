@@ -227,31 +227,52 @@ class Asker:
 # OpenAI-compatible judge
 
 
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+HOSTED_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 600.0  # a local CPU server can take minutes for a long sweep prompt
+
+
+def is_local_url(url: str) -> bool:
+    """A base URL on this machine (loopback): such servers rarely check a key and may be slow."""
+    from urllib.parse import urlparse
+
+    host = (urlparse(url).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
 class OpenAIJudge:
     """Any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, llama.cpp, OpenRouter, a local stub).
 
     The API key is read from the environment variable named by ``api_key_env`` at call time: it is never
-    stored in results, caches or logs. Temperature 0, JSON answers (``response_format`` json_object unless
-    ``json_mode=False``), tolerant parsing, ``retries`` extra attempts with exponential backoff on network
-    errors, HTTP 429/5xx and unusable answers; then a failed reply (never an exception).
+    stored in results, caches or logs; a local base URL (loopback) needs none. Temperature 0, JSON answers
+    (``response_format`` json_object unless ``json_mode=False``), tolerant parsing, ``retries`` extra attempts
+    with exponential backoff on network errors and HTTP 429/5xx; then a failed reply (never an exception).
+    An unusable answer is asked again with the reason appended (the same prompt at temperature 0 would get
+    the same answer); an answer repeated word for word ends the attempts. ``timeout_s`` defaults to 120 s
+    for hosted endpoints and 600 s for local ones; ``max_tokens`` bounds each answer.
     """
 
     method = "paper"
 
     def __init__(self, model: str = "gpt-4.1", *, base_url: str = "https://api.openai.com/v1",
-                 api_key_env: str = "OPENAI_API_KEY", name: str = "openai", timeout_s: float = 120.0,
+                 api_key_env: str | None = "OPENAI_API_KEY", name: str = "openai", timeout_s: float | None = None,
                  retries: int = 3, backoff_s: float = 1.0, json_mode: bool = True, max_tokens: int = 2048,
                  client: Any = None):
         if not model:
             raise JudgeConfigError("the openai judge needs --model (e.g. --model gpt-4.1)")
+        if max_tokens < 1 or (timeout_s is not None and timeout_s <= 0):
+            raise JudgeConfigError("judge options max_tokens and timeout_s must be positive")
         self.name, self.model, self.base_url = name, model, base_url.rstrip("/")
         self.api_key_env = api_key_env
-        self.timeout_s, self.retries, self.backoff_s = timeout_s, max(0, retries), backoff_s
+        local = is_local_url(self.base_url)
+        self.timeout_s = timeout_s if timeout_s is not None else (LOCAL_TIMEOUT_S if local else HOSTED_TIMEOUT_S)
+        self.retries, self.backoff_s = max(0, retries), backoff_s
         self.json_mode, self.max_tokens = json_mode, max_tokens
         self._client = client
-        if api_key_env and not os.environ.get(api_key_env):
+        if api_key_env and not os.environ.get(api_key_env) and not local:
             raise JudgeConfigError(f"the environment variable {api_key_env} (named by --api-key-env) is not set; "
-                                   f"export it with your key (any value works for a local server without auth)")
+                                   f"export it with your key (a local base URL such as http://127.0.0.1:8000/v1 "
+                                   f"needs none)")
 
     def _http(self) -> Any:
         if self._client is None:
@@ -268,13 +289,14 @@ class OpenAIJudge:
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0,
+        body: dict[str, Any] = {"model": self.model, "messages": list(messages), "temperature": 0,
                                 "max_tokens": self.max_tokens}
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
         tokens_in = tokens_out = 0
         error = "no attempt made"
         raw = ""
+        unusable: list[str] = []  # the unusable answers so far, word for word
         attempts = 0
         for attempt in range(self.retries + 1):
             attempts = attempt + 1
@@ -301,6 +323,14 @@ class OpenAIJudge:
                 data = check_shape(extract_json(raw), schema)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 error = f"unusable answer: {exc}"
+                if raw in unusable:
+                    error += " (the same answer again: not asked further)"
+                    break
+                unusable.append(raw)
+                # Ask again with the reason: at temperature 0 the same prompt gets the same answer.
+                body["messages"] = [*messages, {"role": "assistant", "content": raw},
+                                    {"role": "user", "content": f"That answer could not be used ({exc}). Answer "
+                                                                f"with one JSON object only, in the format asked."}]
                 continue
             return JudgeReply(data=data, tokens_in=tokens_in, tokens_out=tokens_out, attempts=attempts, raw=raw)
         return JudgeReply(data=None, tokens_in=tokens_in, tokens_out=tokens_out, attempts=attempts,

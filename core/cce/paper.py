@@ -44,7 +44,7 @@ def paper_method(ep: EpisodeData, asker: Asker, *, rounds_per_call: int = 1, suc
     last_round = ordered[-1].round
     shown = [facts[n.id] for n in ordered
              if success_window is None or n.round > last_round - success_window]
-    data = asker.ask("success", sorted({a["round"] for a in shown}), render("success.j2", task=task, candidates=shown),
+    data = asker.ask("success", sorted({a["round"] for a in shown}), render("success.j2", failed=not ep.success, task=task, candidates=shown),
                      SUCCESS_SCHEMA, {"kind": "success", "task": task, "candidates": shown})
     if data is None:
         graph.notes.append("success question failed after retries: no success actions, CCE 0")
@@ -78,7 +78,7 @@ def paper_method(ep: EpisodeData, asker: Asker, *, rounds_per_call: int = 1, suc
         cand_facts = [facts[n.id] for n in candidates]
         target_facts = [facts[n.id] for n in targets]
         data = asker.ask("round", batch,
-                         render("round.j2", task=task, rounds=batch, candidates=cand_facts, targets=target_facts),
+                         render("round.j2", failed=not ep.success, task=task, rounds=batch, candidates=cand_facts, targets=target_facts),
                          ROUND_SCHEMA, {"kind": "round", "task": task, "rounds": batch,
                                         "candidates": cand_facts, "targets": target_facts})
         if data is None:

@@ -20,6 +20,9 @@ You are the judge of a multi-agent collaboration benchmark played in a turn-base
 one tool call per turn; a round gives every active agent one turn, in a fixed order. You decide which \
 actions causally contributed to the team's success. Answer with one JSON object and nothing else."""
 
+# A failed episode judged anyway (``--judge-failed``): the same questions, told the truth about the outcome.
+SYSTEM_FAILED = """You are the judge of a multi-agent collaboration benchmark played in a turn-based 2D RPG world. Agents act one tool call per turn; a round gives every active agent one turn, in a fixed order. This episode FAILED: the team did not complete its task. You decide which actions causally contributed to the progress the team made toward the objective. Answer with one JSON object and nothing else."""
+
 
 
 def action_line(a: dict[str, Any]) -> str:
@@ -42,19 +45,27 @@ TEMPLATES = {
     "success.j2": """
 {{ task }}
 
-The task was completed successfully. Below are the team's actions (id, round, agent, action, outcome).
+{% if failed %}The task was NOT completed: the episode failed (not every check of the verifier passed). It is \
+judged anyway, to see how the team's actions led to the progress it made. Below are the team's actions (id, \
+round, agent, action, outcome).
+
+{{ candidates|action_lines }}
+Step 1 of the causal analysis: which actions came closest to achieving the objective? These are the final \
+actions that produced, delivered or completed part of what the verifier checks (typically in the last \
+rounds). List only those, not the earlier preparation; list none if no action made any progress.
+{% else %}The task was completed successfully. Below are the team's actions (id, round, agent, action, outcome).
 
 {{ candidates|action_lines }}
 Step 1 of the causal analysis: which actions directly achieved the objective? These are the final actions \
 that produced, delivered or completed what the verifier checks (typically in the last rounds). List only \
 those, not the earlier preparation.
-
+{% endif %}
 Answer as JSON: {"success_action_ids": ["<id>", ...], "reasons": {"<id>": "<one sentence>"}}""",
 
     "round.j2": """
 {{ task }}
 
-Already known to contribute to the success (later actions):
+Already known to contribute to the {{ 'progress made' if failed else 'success' }} (later actions):
 {{ targets|action_lines }}
 Actions of round{{ 's' if rounds|length > 1 else '' }} {{ rounds|join(', ') }} to judge:
 {{ candidates|action_lines }}
@@ -71,7 +82,7 @@ Answer as JSON: {"contributing_ids": ["<id>", ...], "not_contributing_ids": ["<i
 {{ task }}
 
 Each chat message below is followed by later actions of its recipients that are known to contribute to \
-the success. For each message, which of its listed actions did the message lead to (the recipient acted \
+the {{ 'progress made (the episode failed)' if failed else 'success' }}. For each message, which of its listed actions did the message lead to (the recipient acted \
 on what the message said: a request, a plan, a location, an item)? List none if the action would have \
 happened anyway.
 
@@ -137,7 +148,8 @@ def action_names(facts: dict[str, Any]) -> list[str]:
     return sorted(w for w in words if w)
 
 
-def render(template: str, **ctx: Any) -> list[dict[str, str]]:
-    """System + user messages for one question."""
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": _env.get_template(template).render(**ctx).strip()}]
+def render(template: str, *, failed: bool = False, **ctx: Any) -> list[dict[str, str]]:
+    """System + user messages for one question; ``failed``: the episode failed and is judged anyway, and the
+    prompts say so (a successful episode's prompts are unchanged, so cached answers stay valid)."""
+    return [{"role": "system", "content": SYSTEM_FAILED if failed else SYSTEM},
+            {"role": "user", "content": _env.get_template(template).render(failed=failed, **ctx).strip()}]

@@ -28,21 +28,27 @@ def _float(options: dict[str, Any], key: str, default: float) -> float:
 
 def make_openai(model: str | None = None, base_url: str | None = None, api_key_env: str | None = None,
                 **options: Any) -> OpenAIJudge:
-    """The paper's judge setup: an LLM answers step 1 and every round of the backward sweep."""
+    """The paper's judge setup: an LLM answers step 1 and every round of the backward sweep.
+
+    Options (``-o KEY=VALUE``): ``timeout_s`` (seconds per request; default 120, 600 for a local base URL),
+    ``max_tokens`` (per answer; default 2048), ``retries``, ``backoff_s``, ``json_mode``. A local base URL
+    needs no API key."""
     from agentworld.core.cce.judges import JudgeConfigError, OpenAIJudge
 
     if not model:
         raise JudgeConfigError("the openai judge needs --model (e.g. --model gpt-4.1)")
     retries = int(_float(options, "retries", 3))
     backoff = _float(options, "backoff_s", 1.0)
-    timeout = _float(options, "timeout_s", 120.0)
+    timeout = _float(options, "timeout_s", 0.0) or None  # None: the judge's default for its base URL
+    max_tokens = int(_float(options, "max_tokens", 2048))
     json_mode = str(options.pop("json_mode", "true")).lower() not in ("0", "false", "no")
     if options:
         raise JudgeConfigError(f"unknown openai judge option(s) {', '.join(sorted(options))}; "
-                               f"known: retries, backoff_s, timeout_s, json_mode")
+                               f"known: timeout_s, max_tokens, retries, backoff_s, json_mode")
     return OpenAIJudge(model, base_url=base_url or _DEFAULT_BASE_URL,
                        api_key_env=api_key_env if api_key_env is not None else "OPENAI_API_KEY",
-                       retries=retries, backoff_s=backoff, timeout_s=timeout, json_mode=json_mode)
+                       retries=retries, backoff_s=backoff, timeout_s=timeout, max_tokens=max_tokens,
+                       json_mode=json_mode)
 
 
 def make_scripted(model: str | None = None, rule: str | None = None, labels: str | None = None,
