@@ -39,7 +39,8 @@ TOOL_CHOICES: tuple[str, ...] = ("auto", "required", "none")
 # The history budget when neither context_budget nor a context window is known (hosted models: 100K+ tokens).
 DEFAULT_CONTEXT_BUDGET = 24_000
 # Characters per token of our prompts (English, JSON, coordinates), on the low side so the estimate of a
-# prompt's tokens errs high: measured 3.3-3.9 with SmolLM2's tokenizer on real turns (docs/models.md).
+# prompt's tokens errs high: a first turn of task_01 (9,976 characters with the tool schemas) was 2,496
+# prompt tokens for SmolLM2 behind llama-cpp-python (4.0 a token; other templates spell tools out more).
 CHARS_PER_TOKEN = 3.0
 
 
