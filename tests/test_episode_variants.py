@@ -226,3 +226,17 @@ async def test_oracle_still_solves_under_runtime_variants():
     for variant in ("party_status", "oracle_communication", "no_documentation", "no_communication"):
         res = await Episode(t, PolicyTeam(OraclePolicy(t)), variant=variant).run()
         assert res.success, variant
+
+
+def test_no_roles_keeps_checks_that_name_a_role_on_the_same_agents():
+    task = next((t for t in (find_task(i) for i in ("task_36_saltmarsh_wolves",))
+                 if any(c.params.get("role") for c in t.verifier.checks)), None)
+    if task is None:
+        pytest.skip("no shipped task names a role in its verifier")
+    flat = apply_variant(task, "no_roles")
+    for before, after in zip(task.verifier.checks, flat.verifier.checks):
+        role = before.params.get("role")
+        if role:
+            assert "role" not in after.params
+            assert after.params["agents"] == [a.agent_id for a in task.agents if a.role == role]
+    assert all(a.role == "" for a in flat.agents)

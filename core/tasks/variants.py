@@ -78,7 +78,24 @@ def _single_agent(task: Task, seed: int, param: str | None) -> Task:
 def _no_roles(task: Task, seed: int, param: str | None) -> Task:
     skills = team_skills(task)
     agents = [a.model_copy(update={"skills": dict(skills), "role": "", "guideline": ""}) for a in task.agents]
-    return _copy(task, agents=agents)
+    return _copy(task, agents=agents, verifier=_roles_as_agents(task))
+
+
+def _roles_as_agents(task: Task) -> Any:
+    """The verifier with each check that names a role naming that role's agents instead: the names go, the
+    objective stays the same (the same agents must do the same work)."""
+    if task.verifier is None:
+        return None
+    checks = []
+    for spec in task.verifier.checks:
+        role = spec.params.get("role")
+        if role:
+            data = spec.model_dump(by_alias=True, exclude_none=True)
+            data.pop("role")
+            data["agents"] = [a.agent_id for a in task.agents if a.role == role]
+            spec = spec.model_validate(data)
+        checks.append(spec)
+    return task.verifier.model_copy(update={"checks": checks})
 
 
 def short_horizon_rounds(param: str | None) -> int:
