@@ -195,26 +195,8 @@ async def bench_latency(calls: int, fixture: bool) -> dict[str, dict[str, float]
 
 
 # -- part 2: many clients ----------------------------------------------------------------------------------
-async def run_clients(seats_path: str, rounds: int) -> None:
-    """The client process: one MCP session per seat, each calling `sleep` once per round."""
-    from agentworld.mcp_server.clients import mcp_session
-    from agentworld.mcp_server.seats import read_seats_file
-
-    seats = read_seats_file(seats_path)
-    errors: list[str] = []
-
-    async def play(url: str, token: str) -> None:
-        async with mcp_session(url, token) as s:
-            for _ in range(rounds):
-                r = await s.call_tool("sleep", {"seconds": 1})
-                if r.isError:
-                    errors.append(r.content[0].text[:200])
-                    return
-
-    await asyncio.gather(*(play(s.url, s.token) for s in seats.seats))
-    if errors:
-        print(f"client errors: {len(errors)}; first: {errors[0]}", file=sys.stderr)
-        sys.exit(1)
+# The client process is the same as `agentworld bench mcp-load`'s: one MCP session per seat.
+from agentworld.mcp_server.bench import run_clients  # noqa: E402
 
 
 async def bench_many(n_agents: int, rounds: int, fixture: bool, turn_timeout: float) -> dict[str, float]:
