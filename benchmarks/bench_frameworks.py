@@ -36,8 +36,12 @@ class Timed(Team):
         self.inner = inner
         self.act_s: list[float] = []
 
-    async def start(self, episode: Any) -> None:
-        await self.inner.start(episode)
+    @property
+    def tool_server(self) -> str | None:  # the wrapped team's (--tools mcp: the episode serves its tools)
+        return getattr(self.inner, "tool_server", None)
+
+    async def start(self, view: Any) -> None:
+        await self.inner.start(view)
 
     async def act(self, turn: Turn) -> TurnOutcome:
         t0 = time.perf_counter()
@@ -49,12 +53,15 @@ class Timed(Team):
         await self.inner.aclose()
 
 
-def make_team(framework: str, task: Task, seed: int) -> Team:
+def make_team(framework: str, task: Task, seed: int, view: Any) -> Team:
+    """The framework's team built from the episode's view, as the runner builds it (the oracle's plan granted)."""
     from agentworld.core import plugins
+    from agentworld.core.play.view import privileged_grants
 
     model = "" if framework == "oracle" else "scripted:oracle"
-    return plugins.get("framework", framework)(TeamSpec(task=task, model=model, seed=seed,
-                                                        agent_ids=list(task.agent_ids)))
+    plan, _ = privileged_grants(task, framework, model)
+    return plugins.get("framework", framework)(TeamSpec(view=view, model=model, seed=seed,
+                                                        agent_ids=view.agent_ids, reference_plan=plan))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -66,11 +73,12 @@ async def measure(framework: str, task: Task, repeat: int) -> dict[str, Any]:
     first, steady, act, model, tool = [], [], [], [], []
     successes, wall = 0, 0.0
     for seed in range(repeat):
-        team = Timed(make_team(framework, task, seed))
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            result = await Episode(task, team, seed=seed, out_dir=Path(tmp), framework=framework,
-                                   model="scripted:oracle").run()
+            ep = Episode(task, seed=seed, out_dir=Path(tmp), framework=framework, model="scripted:oracle",
+                         build_team=lambda view, seed=seed: Timed(make_team(framework, task, seed, view)))
+            team = ep.team
+            result = await ep.run()
             wall += time.perf_counter() - t0
         successes += int(result.success)
         timings = getattr(team.inner, "timings", None)

@@ -37,7 +37,7 @@ class SleepyOracleTeam(Team):
     def __init__(self, spec: TeamSpec) -> None:
         from agentworld.core.play.policies import PolicyTeam, make_policy
 
-        self.inner = PolicyTeam(make_policy("oracle", spec.task, spec.seed))
+        self.inner = PolicyTeam(make_policy("oracle", spec.seed, spec.reference_plan))
 
     async def act(self, turn: Turn) -> TurnOutcome:
         t0 = time.perf_counter()

@@ -48,5 +48,13 @@ def register_worlds(register: Register) -> None:
 
 
 @hookspec
+def register_tool_servers(register: Register) -> None:
+    """``register(name, start, description="")``: ``await start(episode) -> ToolServer`` serves an episode's
+    tools to a team whose ``Team.tool_server`` is ``name`` (``"mcp"``: ``--tools mcp``). The episode calls it
+    before ``Team.start``; the result has ``seats`` (agent_id -> ``(url, token)`` of the team's agents, put in
+    the team's view) and ``await aclose()`` (called after ``Team.aclose``). See core/play/protocol.ToolServer."""
+
+
+@hookspec
 def register_commands(cli: Any) -> None:
     """Add click commands or groups to the ``agentworld`` CLI group ``cli``."""

@@ -59,7 +59,7 @@ COMMAND_PLUGINS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Registered:
-    kind: str  # "framework" | "judge" | "verifier" | "world"
+    kind: str  # "framework" | "judge" | "verifier" | "world" | "tool_server"
     name: str
     obj: Any  # the factory or check
     description: str
@@ -129,9 +129,10 @@ def _collect() -> dict[str, dict[str, Registered]]:
     if _registries is not None:
         return _registries
     pm = get_plugin_manager()
-    regs: dict[str, dict[str, Registered]] = {"framework": {}, "judge": {}, "verifier": {}, "world": {}}
+    regs: dict[str, dict[str, Registered]] = {"framework": {}, "judge": {}, "verifier": {}, "world": {},
+                                              "tool_server": {}}
     hooks = {"framework": "register_frameworks", "judge": "register_judges",
-             "verifier": "register_verifiers", "world": "register_worlds"}
+             "verifier": "register_verifiers", "world": "register_worlds", "tool_server": "register_tool_servers"}
     for kind, hook_name in hooks.items():
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             plugin_name = impl.plugin_name

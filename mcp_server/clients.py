@@ -1,20 +1,18 @@
 """MCP clients for one seat: each framework's own MCP client, pointed at a seat URL and bearer token.
 
-Framework teams with ``--tools mcp`` start (or join) the episode's server in ``Team.start`` and build each
-agent's tool objects from its framework's own client opened here: ``mcp_session`` (openai),
+Framework teams with ``--tools mcp`` find their seats (URL, token) in the view ``Team.start`` receives (the
+episode starts the server: ``mcp_server.plugin.start_tool_server``) and build each agent's tool objects from
+its framework's own client opened here: ``mcp_session`` (openai),
 ``autogen_server_params`` for an ``McpWorkbench`` (autogen), ``langchain_session`` + ``load_mcp_tools``
 (langgraph), ``camel_client`` (camel). Every helper sends ``Authorization: Bearer <token>``, so even clients
 that open a new MCP session per call act as the right character. Heavy framework imports happen inside the
 helpers. Signatures::
 
-    # the tool source FrameworkTeam.start opens (plugins/agents/common.py): server started or joined
-    source = await open_mcp_tool_source(episode, team_spec)     # await source.call(agent_id, tool, args) -> ToolResult
+    # the tool source FrameworkTeam.start(view) opens (plugins/agents/common.py) from the view's seats
+    source = McpToolSource.from_view(view)                      # await source.call(agent_id, tool, args) -> ToolResult
     url, token = source.seat(agent_id)                          # for a framework's own MCP client
     value = await source.hold(client_context)                   # kept open by a task of its own, closed in aclose
-    await source.aclose()                                       # closes clients, sessions; stops its own server
-    # or the server itself, from Team.start(episode)
-    server = await EpisodeMcpServer.join_or_start(episode, players={agent_id: "<framework>", ...})
-    url, token = server.url, server.token(agent_id)
+    await source.aclose()                                       # closes clients and sessions
 
     seat_headers(token) -> dict[str, str]
     to_tool_result(call_tool_result) -> ToolResult              # ok / error / text, as the gate produced them
@@ -310,15 +308,22 @@ async def camel_function_tools(session: ClientSession) -> list[Any]:
 
 # -- the tool source of a framework team with --tools mcp -------------------------------------------------
 class McpToolSource(McpToolCaller):
-    """The MCP tool source a framework team opens in ``Team.start``: ``await source.call(agent_id, tool, args)``
-    goes through the episode's MCP server with that agent's token. ``aclose`` closes the sessions and stops
-    the server if this source started it."""
+    """The MCP tool source a framework team opens in ``Team.start(view)`` from its agents' seats in the view
+    (the episode started the server: ``mcp_server.plugin.start_tool_server``). ``await source.call(agent_id,
+    tool, args)`` goes through the episode's MCP server with that agent's token; ``aclose`` closes the
+    team's clients and sessions (the server is the episode's to stop)."""
 
-    def __init__(self, server: Any, owns_server: bool, agent_ids: list[str]):
-        super().__init__({a: (server.url, server.token(a)) for a in agent_ids})
-        self.server = server
-        self.owns_server = owns_server
+    def __init__(self, seats: dict[str, tuple[str, str]]):
+        super().__init__(seats)
         self._clients: list[Held] = []  # framework-native clients opened through hold()
+
+    @classmethod
+    def from_view(cls, view: Any) -> "McpToolSource":
+        seats = {a.agent_id: (a.mcp.url, a.mcp.token) for a in view.agents if a.mcp is not None}
+        if not seats:
+            raise RuntimeError("tools over MCP: the team's view has no MCP seats; the episode starts the MCP "
+                               "server for a team whose tool_server is 'mcp' (agentworld run --tools mcp)")
+        return cls(seats)
 
     def seat(self, agent_id: str) -> tuple[str, str]:
         """``(url, token)`` of the agent's seat, for a framework's own MCP client."""
@@ -341,28 +346,9 @@ class McpToolSource(McpToolCaller):
         for held in reversed(clients):
             try:
                 await held.aclose()
-            except Exception as exc:  # noqa: BLE001 - one client failing to close must not keep the server up
+            except Exception as exc:  # noqa: BLE001 - one client failing to close must not keep the others open
                 log.warning("closing an MCP client failed: %s", exc)
         await super().aclose()
-        if self.owns_server:
-            await self.server.stop("team closed")
-
-
-async def open_mcp_tool_source(episode: Any, spec: Any = None, *, turn_timeout: float | None = None) -> McpToolSource:
-    """Start (or join) the episode's MCP server and return a tool source for the team's agents.
-
-    The server answers framework seats exactly as the in-process port does: a malformed call uses the turn
-    and results carry no extra observation text."""
-    from .server import EpisodeMcpServer
-
-    existing = getattr(episode, "mcp_server", None)
-    options = getattr(spec, "options", None) or {}
-    timeout = turn_timeout or options.get("turn_timeout") or getattr(episode, "turn_timeout", None) or 300.0
-    agent_ids = list(getattr(spec, "agent_ids", None) or episode.agent_ids)
-    framework = str(options.get("framework") or "framework")
-    server = existing if existing is not None else await EpisodeMcpServer(
-        episode, players={a: framework for a in agent_ids}, turn_timeout=float(timeout)).start()
-    return McpToolSource(server, existing is None, agent_ids)
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,5 @@
-"""CLI commands of the MCP server: ``agentworld serve`` and ``agentworld mcp-stdio``."""
+"""The MCP server's plugin: the ``"mcp"`` tool server an episode starts for a team with ``--tools mcp``, and the
+CLI commands ``agentworld serve`` and ``agentworld mcp-stdio``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,56 @@ import click
 
 from ..core.cli.backend import parse_world, world_options
 from ..core.hookspecs import hookimpl
+
+
+class EpisodeSeats:
+    """The episode's MCP server as the episode holds it (``core/play/protocol.ToolServer``): the seats of the
+    team's agents, and ``aclose`` (stops the server when this started it, not when it joined one)."""
+
+    def __init__(self, server: Any, owns: bool, agent_ids: list[str]):
+        self.server = server
+        self.owns = owns
+        self.seats = {a: (server.url, server.token(a)) for a in agent_ids}
+
+    async def aclose(self) -> None:
+        if self.owns:
+            await self.server.stop("the episode has ended")
+
+
+def _seat_players(team: Any, agent_ids: list[str], framework: str) -> dict[str, str]:
+    """Who plays each seat of an episode's team: "external" for the MCP seats' own teams, else the framework."""
+    from .turns import ExternalSeatsTeam, MixedTeam
+
+    if isinstance(team, MixedTeam):
+        return {a: "external" if isinstance(team.routes.get(a), ExternalSeatsTeam) else framework for a in agent_ids}
+    if isinstance(team, ExternalSeatsTeam):
+        return {a: "external" for a in agent_ids}
+    return {a: framework for a in agent_ids}
+
+
+async def start_tool_server(episode: Any) -> EpisodeSeats:
+    """The ``"mcp"`` tool server: start the episode's MCP server (or join the one ``agentworld serve`` started)
+    for a team whose ``tool_server`` is ``"mcp"``, and bind the MCP seats' own teams to its turn tracker. The
+    episode calls this before ``Team.start`` and puts the seats in the team's view."""
+    from .server import EpisodeMcpServer
+    from .turns import ExternalSeatsTeam, MixedTeam
+
+    existing = getattr(episode, "mcp_server", None)
+    agent_ids = list(episode.agent_ids)
+    team = getattr(episode.team, "_team", episode.team)  # the runner's rate-limiting wrapper holds it as _team
+    players = _seat_players(team, agent_ids, episode.framework or "framework")
+    # the external seats' own bound when they have one, else the episode's turn timeout
+    timeout = float(getattr(team, "turn_timeout", None) or episode.turn_timeout or 300.0)
+    server = existing if existing is not None else await EpisodeMcpServer(
+        episode, players=players, turn_timeout=timeout).start()
+    if isinstance(team, (ExternalSeatsTeam, MixedTeam)) and team.tracker is None:
+        team.bind(server.tracker)
+    return EpisodeSeats(server, existing is None, agent_ids)
+
+
+@hookimpl
+def register_tool_servers(register: Any) -> None:
+    register("mcp", start_tool_server, description="the episode's MCP server (streamable HTTP), for --tools mcp")
 
 
 async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0, seats_path: str | None = None,
@@ -30,6 +81,7 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     from ..core import plugins
     from ..core.play.episode import Episode
     from ..core.play.protocol import TeamSpec
+    from ..core.play.view import privileged_grants
     from ..core.tasks.task import find_task
     from ..core.tasks.variants import apply_variant
     from .seats import SeatsFile, default_seats_path, parse_seat_options, write_seats_file
@@ -58,20 +110,41 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     for agent_id in external_ids:
         routes[agent_id] = external
     for framework, agent_ids in by_framework.items():
+        # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
+        routes.update({a: (framework, agent_ids) for a in agent_ids})
+    grants: set[str] = set()
+
+    def build_team(view: Any) -> Any:
+        """The episode's team: external seats and one in-process team per framework, each built from the
+        view of its own agents (the oracle alone also gets the reference plan)."""
+        built: dict[str, Any] = {}
+        teams: dict[str, Any] = {}
+        for agent_id, route in routes.items():
+            if not isinstance(route, tuple):
+                teams[agent_id] = route
+                continue
+            framework, agent_ids = route
+            if framework not in built:
+                seat_model = model or "scripted:oracle"
+                plan, granted = privileged_grants(played, framework, seat_model)
+                grants.update(granted)
+                built[framework] = plugins.get("framework", framework)(TeamSpec(
+                    view=view.only(agent_ids), model=seat_model, seed=seed, agent_ids=agent_ids,
+                    options={"tools": "inproc"}, reference_plan=plan))
+            teams[agent_id] = built[framework]
+        return MixedTeam(teams)
+
+    for framework in by_framework:
         try:
-            factory = plugins.get("framework", framework)
+            plugins.get("framework", framework)
         except KeyError as exc:
             raise click.BadParameter(str(exc.args[0]), param_hint="--seat") from None
-        # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
-        team = factory(TeamSpec(task=played, model=model or "scripted:oracle", seed=seed, agent_ids=agent_ids,
-                                options={"tools": "inproc"}))
-        for agent_id in agent_ids:
-            routes[agent_id] = team
-    team = MixedTeam(routes)
     out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
-    episode = Episode(task, team, seed=seed, variant=variant, out_dir=out, framework="mcp",
+    episode = Episode(task, seed=seed, variant=variant, out_dir=out, framework="mcp",
                       model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played,
-                      world_backend=world_backend, world_options=world_options)
+                      world_backend=world_backend, world_options=world_options, build_team=build_team)
+    episode.grants = sorted(grants)
+    team = episode.team
     server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout,
                                     allow_hosts=allow_hosts, limits=limits).start()
     team.bind(server.tracker)

@@ -26,20 +26,21 @@ class ExternalSeatsTeam(Team):
 
     def bind(self, tracker: TurnTracker) -> None:
         self.tracker = tracker
+        self.episode_times_out = getattr(tracker.episode, "turn_timeout", None) is not None
 
-    async def start(self, episode: Any) -> None:
-        """Join the episode's MCP server (``agentworld serve`` starts it first), or start one."""
-        from .server import EpisodeMcpServer
+    tool_server = "mcp"  # the episode starts (or joins) its MCP server for these seats and binds the tracker
 
-        players = {a: "external" for a in (self.agent_ids or episode.agent_ids)}
-        server = await EpisodeMcpServer.join_or_start(episode, players=players, turn_timeout=self.turn_timeout)
-        self.bind(server.tracker)
-        self.episode_times_out = getattr(episode, "turn_timeout", None) is not None
+    async def start(self, view: Any) -> None:
+        if self.tracker is None:
+            raise RuntimeError("ExternalSeatsTeam has no MCP server: run it in an Episode, which starts the MCP "
+                               "server for it (tool_server 'mcp'), or use `agentworld serve`")
+        if self.agent_ids is None:
+            self.agent_ids = list(view.agent_ids)
 
     async def act(self, turn: Turn) -> TurnOutcome:
         if self.tracker is None:
-            raise RuntimeError("ExternalSeatsTeam has no MCP server: run it in an Episode (its start() joins or "
-                               "starts the episode's MCP server) or use `agentworld serve`")
+            raise RuntimeError("ExternalSeatsTeam has no MCP server: run it in an Episode (which starts the MCP "
+                               "server for it) or use `agentworld serve`")
         cur = self.tracker.on_turn(turn)
         # When the episode has a turn timeout it cancels this wait and records the turn as timed out;
         # otherwise this wait is the bound, and the turn is recorded as having no call.
@@ -71,9 +72,16 @@ class MixedTeam(Team):
                 seen.append(t)
         return seen
 
-    async def start(self, episode: Any) -> None:
+    @property
+    def tool_server(self) -> str | None:  # type: ignore[override]
+        """"mcp" when a sub-team needs the episode's MCP server (external seats, --tools mcp)."""
+        return next((t.tool_server for t in self._teams() if getattr(t, "tool_server", None)), None)
+
+    async def start(self, view: Any) -> None:
+        """Each sub-team starts with the view of its own agents only (and their seats)."""
         for team in self._teams():
-            await team.start(episode)
+            ids = [a for a, t in self.routes.items() if t is team]
+            await team.start(view.only(ids))
 
     async def act(self, turn: Turn) -> TurnOutcome:
         team = self.routes.get(turn.agent_id)

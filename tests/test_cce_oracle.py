@@ -23,7 +23,7 @@ def oracle_runs(tmp_path_factory):
 
     async def play():
         for task in tasks:
-            await run_episode(task, PolicyTeam(make_policy("oracle", task, 0)), seed=0, out_dir=root / task.id,
+            await run_episode(task, PolicyTeam(make_policy("oracle", 0, task)), seed=0, out_dir=root / task.id,
                               framework="oracle")
 
     anyio.run(play)

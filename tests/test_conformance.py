@@ -133,9 +133,10 @@ def policy(behaviour: str, task: Task) -> Policy:
     return Scripted(base, BEHAVIOURS[behaviour])
 
 
-def new_episode(task: Task, team: Any, framework: str, turn_timeout: float = TURN_TIMEOUT) -> Episode:
+def new_episode(task: Task, team: Any, framework: str, turn_timeout: float = TURN_TIMEOUT,
+                build_team: Any = None) -> Episode:
     return Episode(task, team, world=EmbeddedWorld(fixture_world(), seed=0), framework=framework,
-                   model="scripted", turn_timeout=turn_timeout)
+                   model="scripted", turn_timeout=turn_timeout, build_team=build_team)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -151,10 +152,15 @@ def warm_frameworks():
 async def play_framework(framework: str, tools: str, behaviour: str) -> tuple[EpisodeResult, list[TurnEvent]]:
     task = tip_task()
     options = {"tools": tools, "retries": 2, "backoff": 0.01, "timeout": 30}
-    team = plugins.get("framework", framework)(TeamSpec(task=task, model="scripted:oracle", seed=0,
-                                                        agent_ids=task.agent_ids, options=options))
-    team._policy = policy(behaviour, task)  # the scripted model's answers, behind the framework's own model API
-    ep = new_episode(task, team, framework, HANG_TIMEOUT if behaviour == "model_times_out" else TURN_TIMEOUT)
+
+    def build(view: Any) -> Any:
+        team = plugins.get("framework", framework)(TeamSpec(view=view, model="scripted:oracle", seed=0,
+                                                            agent_ids=view.agent_ids, options=options))
+        team._policy = policy(behaviour, task)  # the scripted model's answers, behind the framework's own model API
+        return team
+
+    ep = new_episode(task, None, framework, HANG_TIMEOUT if behaviour == "model_times_out" else TURN_TIMEOUT,
+                     build_team=build)
     result = await ep.run()
     return result, [e for e in ep.events if isinstance(e, TurnEvent)]
 

@@ -91,7 +91,7 @@ class ScriptPolicy:
 
 def team_for(framework: str, model: str = "scripted:oracle", **options):
     mod = importlib.import_module(f"agentworld.plugins.agents.{framework}_agent")
-    return mod.make_team(TeamSpec(task=None, model=model, seed=0, agent_ids=["agent_1", "agent_2"], options=options))
+    return mod.make_team(TeamSpec(view=None, model=model, seed=0, agent_ids=["agent_1", "agent_2"], options=options))
 
 
 SCRIPT = {"agent_1": [("move_character", {"x": 3, "y": 4}), ("craft_item", {"skill": "fletching", "itemKey": "stick"})],
@@ -243,10 +243,10 @@ async def test_openai_paper_prompt_layout():
     message states the objective, and the history holds only short nudges, calls and results."""
     import types
 
-    task = types.SimpleNamespace(objectives=types.SimpleNamespace(primary="Bring the wizard a staff."))
+    view = types.SimpleNamespace(objective="Bring the wizard a staff.")  # the TeamView's field the layout reads
     with OpenAIStubServer(lambda body: ("sleep", {"seconds": 1})) as server:
         mod = importlib.import_module("agentworld.plugins.agents.openai_agent")
-        team = mod.make_team(TeamSpec(task=task, model="openai-compatible:qwen-local", seed=0, agent_ids=["agent_1"],
+        team = mod.make_team(TeamSpec(view=view, model="openai-compatible:qwen-local", seed=0, agent_ids=["agent_1"],
                                       options={"base_url": server.base_url, "prompt_layout": "paper"}))
         gate = GateDouble()
         for rnd in (1, 2, 3):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -19,6 +19,7 @@ from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 from agentworld.core.play.records import TurnEvent
 from agentworld.core.tasks.task import Task, load_suite
 from agentworld.core.play.trajectory import read_events
+from agentworld.core.play.view import ReferencePlan, TeamView
 from agentworld.core.play.policies import make_policy
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,12 +44,21 @@ def tasks() -> dict[int, Task]:
     return by_size
 
 
-def team_spec(task: Task, model: str, **options: Any) -> TeamSpec:
-    return TeamSpec(task=task, model=model, seed=0, agent_ids=list(task.agent_ids), options=options)
+def team_spec(task: Task, model: str, **options: Any) -> Callable[[TeamView], TeamSpec]:
+    """The spec a team is built with from the episode's view, as the runner makes it (the plan for the
+    oracle's models only)."""
+    plan = ReferencePlan.of(task) if model in ("", "scripted:oracle") else None
+    return lambda view: TeamSpec(view=view, model=model, seed=0, agent_ids=view.agent_ids, options=options,
+                                 reference_plan=plan)
 
 
-async def play(task: Task, team: Team, out: Path, framework: str) -> tuple[Any, list[TurnEvent]]:
-    result = await Episode(task, team, seed=0, out_dir=out, framework=framework, model="scripted:oracle").run()
+def built(framework: str, spec: Callable[[TeamView], TeamSpec]) -> Callable[[TeamView], Team]:
+    return lambda view: plugins.get("framework", framework)(spec(view))
+
+
+async def play(task: Task, build: Callable[[TeamView], Team], out: Path, framework: str) -> tuple[Any, list[TurnEvent]]:
+    result = await Episode(task, seed=0, out_dir=out, framework=framework, model="scripted:oracle",
+                           build_team=build).run()
     events = [e for e in read_events(out / "trajectory.jsonl") if isinstance(e, TurnEvent)]
     return result, events
 
@@ -66,8 +76,7 @@ def oracle_runs(tasks, tmp_path_factory) -> dict[int, list[tuple]]:
         if size not in (3, 10):
             continue
         out = tmp_path_factory.mktemp(f"oracle{size}")
-        team = plugins.get("framework", "oracle")(team_spec(task, ""))
-        result, events = anyio.run(play, task, team, out, "oracle")
+        result, events = anyio.run(play, task, built("oracle", team_spec(task, "")), out, "oracle")
         assert result.success, f"the oracle must solve {task.id}"
         runs[size] = actions(events)
     return runs
@@ -77,8 +86,8 @@ def oracle_runs(tasks, tmp_path_factory) -> dict[int, list[tuple]]:
 async def test_frameworks_solve_starter_tasks_like_the_oracle(size, tasks, oracle_runs, tmp_path):
     task = tasks[size]
     for framework in FRAMEWORKS:
-        team = plugins.get("framework", framework)(team_spec(task, "scripted:oracle"))
-        result, events = await play(task, team, tmp_path / framework, framework)
+        result, events = await play(task, built(framework, team_spec(task, "scripted:oracle")), tmp_path / framework,
+                                    framework)
         assert result.success, f"{framework} did not solve {task.id}: {result.message}"
         assert actions(events) == oracle_runs[size], f"{framework} diverged from the oracle on {task.id}"
         assert result.infra_errors == 0 and result.refused_calls == 0
@@ -90,15 +99,15 @@ async def test_frameworks_solve_starter_tasks_like_the_oracle(size, tasks, oracl
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 async def test_tools_over_mcp_give_the_same_trajectory(framework, tasks, oracle_runs, tmp_path):
     task = tasks[3]
-    team = plugins.get("framework", framework)(team_spec(task, "scripted:oracle", tools="mcp"))
-    result, events = await play(task, team, tmp_path, framework)
+    result, events = await play(task, built(framework, team_spec(task, "scripted:oracle", tools="mcp")), tmp_path,
+                                framework)
     assert result.success and actions(events) == oracle_runs[3]
 
 
 async def test_small_budget_is_recorded_in_the_trajectory(tasks, oracle_runs, tmp_path):
     task = tasks[10]
-    team = plugins.get("framework", "autogen")(team_spec(task, "scripted:oracle", context_budget=3000))
-    result, events = await play(task, team, tmp_path, "autogen")
+    result, events = await play(task, built("autogen", team_spec(task, "scripted:oracle", context_budget=3000)),
+                                tmp_path, "autogen")
     assert result.success and actions(events) == oracle_runs[10]  # trimming never changes what is played
     assert sum(e.context_trimmed for e in events) > 0
 
@@ -108,7 +117,8 @@ async def test_team_factory_langgraph_planner(tasks, oracle_runs, tmp_path, monk
     monkeypatch.syspath_prepend(str(ROOT / "docs" / "example_plugin"))
     factory = load_team_factory("agentworld_nearest.langgraph_planner:make_team")
     task = tasks[3]
-    result, events = await play(task, factory(team_spec(task, "scripted:oracle")), tmp_path, "planner")
+    spec = team_spec(task, "scripted:oracle")
+    result, events = await play(task, lambda view: factory(spec(view)), tmp_path, "planner")
     assert result.success and actions(events) == oracle_runs[3]
     assert all(e.thinking.startswith("You hold:") for e in events)  # the planner node ran every turn
 
@@ -121,8 +131,12 @@ class CurrentTurn(Team):
         self.turn: Turn | None = None
         self.step = 0
 
-    async def start(self, episode: Any) -> None:
-        await self.inner.start(episode)
+    @property
+    def tool_server(self) -> str | None:  # the wrapped team's (--tools mcp: the episode serves its tools)
+        return getattr(self.inner, "tool_server", None)
+
+    async def start(self, view: Any) -> None:
+        await self.inner.start(view)
 
     async def act(self, turn: Turn) -> TurnOutcome:
         self.turn = turn
@@ -137,14 +151,15 @@ class CurrentTurn(Team):
 @pytest.mark.parametrize("framework", ["openai", "langgraph"])
 async def test_real_http_model_server_with_faults(framework, tasks, oracle_runs, tmp_path):
     task = tasks[3]
-    policy = make_policy("oracle", task, 0)
+    policy = make_policy("oracle", 0, task)
     holder: dict[str, CurrentTurn] = {}
     with OpenAIStubServer(lambda body: policy.decide(holder["team"].turn), slow_s=1.0) as server:
         options = {"base_url": server.base_url, "timeout": 0.5, "retries": 2, "backoff": 0.01}
         # Recoverable faults (each followed by a good answer within the retries): nothing changes.
-        inner = plugins.get("framework", framework)(team_spec(task, "openai-compatible:qwen-local", **options))
-        team = holder["team"] = CurrentTurn(inner, server, {0: ["500"], 2: ["malformed"], 4: ["timeout"], 6: ["empty"]})
-        result, events = await play(task, team, tmp_path / "recovered", framework)
+        inner = built(framework, team_spec(task, "openai-compatible:qwen-local", **options))
+        faults = {0: ["500"], 2: ["malformed"], 4: ["timeout"], 6: ["empty"]}
+        result, events = await play(task, lambda view: holder.setdefault("team", CurrentTurn(inner(view), server, faults)),
+                                    tmp_path / "recovered", framework)
         assert result.success and result.infra_errors == 0
         assert actions(events) == oracle_runs[3]
         assert server.log.count("ok") == len(events) and len(server.log) == len(events) + 4
@@ -152,11 +167,13 @@ async def test_real_http_model_server_with_faults(framework, tasks, oracle_runs,
         assert all(e.model_latency_s > 0 for e in retried)
 
         # An outage longer than the retries: that turn is an infrastructure error, the episode goes on.
-        policy = make_policy("oracle", task, 0)
+        policy = make_policy("oracle", 0, task)
         server.log.clear()
-        inner = plugins.get("framework", framework)(team_spec(task, "openai-compatible:qwen-local", **options))
-        team = holder["team"] = CurrentTurn(inner, server, {1: ["500", "500", "500"]})
-        result, events = await play(task, team, tmp_path / "outage", framework)
+        holder.clear()
+        inner = built(framework, team_spec(task, "openai-compatible:qwen-local", **options))
+        result, events = await play(task, lambda view: holder.setdefault("team", CurrentTurn(inner(view), server,
+                                                                                               {1: ["500"] * 3})),
+                                    tmp_path / "outage", framework)
     assert result.infra_errors == 1
     failed = events[1]
     assert failed.tool is None and failed.error == "infra" and "model service failed 3 time(s)" in failed.infra_error

@@ -15,8 +15,10 @@ import pytest
 from agentworld.core import plugins
 from agentworld.core.world.effects import ToolResult
 from agentworld.core.play.episode import Episode
+from agentworld.core.play.policies import IdlePolicy, PolicyTeam
 from agentworld.core.play.protocol import TeamSpec
 from agentworld.core.play.records import TurnEvent
+from agentworld.core.play.view import ReferencePlan
 from agentworld.core.tasks.task import Task, find_task
 from agentworld.mcp_server import clients
 from agentworld.mcp_server.server import EpisodeMcpServer
@@ -62,9 +64,13 @@ def counting(monkeypatch, owner: Any, name: str) -> list[int]:
 
 
 async def play(task: Task, framework: str, model: str, tools: str) -> tuple[Any, list[dict[str, Any]]]:
-    team = plugins.get("framework", framework)(TeamSpec(task=task, model=model, seed=0, agent_ids=task.agent_ids,
-                                                        options={"tools": tools}))
-    ep = Episode(task, team, seed=0, framework=framework, model=model, turn_timeout=30)
+    plan = ReferencePlan.of(task) if model == "scripted:oracle" else None
+
+    def build(view: Any) -> Any:
+        return plugins.get("framework", framework)(TeamSpec(view=view, model=model, seed=0, agent_ids=view.agent_ids,
+                                                            options={"tools": tools}, reference_plan=plan))
+
+    ep = Episode(task, seed=0, framework=framework, model=model, turn_timeout=30, build_team=build)
     result = await ep.run()
     return result, [e.model_dump(exclude=TIMING) for e in ep.events if isinstance(e, TurnEvent)]
 
@@ -117,10 +123,13 @@ async def test_a_second_call_is_refused_by_the_server_and_the_model_reads_the_sa
 
     runs = {}
     for tools in ("inproc", "mcp"):
-        team = plugins.get("framework", "openai")(TeamSpec(task=task, model="scripted:oracle", seed=0,
-                                                           agent_ids=task.agent_ids, options={"tools": tools}))
-        team._policy = TwoCallsATurn(make_policy("oracle", task, 0))
-        ep = Episode(task, team, seed=0, framework="openai", model="scripted:oracle", turn_timeout=30)
+        def build(view: Any, tools: str = tools) -> Any:
+            team = plugins.get("framework", "openai")(TeamSpec(view=view, model="scripted:oracle", seed=0,
+                                                               agent_ids=view.agent_ids, options={"tools": tools}))
+            team._policy = TwoCallsATurn(make_policy("oracle", 0, task))
+            return team
+
+        ep = Episode(task, seed=0, framework="openai", model="scripted:oracle", turn_timeout=30, build_team=build)
         result = await ep.run()
         runs[tools] = (result.success, result.refused_calls,
                        [e.model_dump(exclude=TIMING) for e in ep.events if isinstance(e, TurnEvent)])
@@ -137,9 +146,7 @@ async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path
     from agentworld.core.world.effects import ErrorKind
 
     task = find_task(TASK_ID, validate=False)
-    ep = Episode(task, plugins.get("framework", "oracle")(TeamSpec(task=task, model="", seed=0,
-                                                                   agent_ids=task.agent_ids, options={})),
-                 out_dir=tmp_path)
+    ep = Episode(task, PolicyTeam(IdlePolicy()), out_dir=tmp_path)  # not played: the server's framing only
     server = EpisodeMcpServer(ep, players={a: "autogen" for a in task.agent_ids})  # not started: framing only
     outcomes = [ToolResult(ok=True, text="Moved to (3, 4)."), ToolResult(ok=True, text="[not an error] ok")]
     outcomes += [ToolResult.fail(kind, f"Refused: [{kind}] went wrong.\nSecond line.") for kind in get_args(ErrorKind)]
@@ -163,9 +170,7 @@ async def test_native_clients_offer_the_model_the_in_process_tool_definitions(ta
 
     router = ToolRouter("agent_1")
     bindings = tool_bindings(None, router)
-    ep = Episode(task, plugins.get("framework", "oracle")(TeamSpec(task=task, model="", seed=0,
-                                                                   agent_ids=task.agent_ids, options={})),
-                 out_dir=tmp_path)
+    ep = Episode(task, PolicyTeam(IdlePolicy()), out_dir=tmp_path)  # not played: the server's framing only
     async with EpisodeMcpServer(ep, players={a: "framework" for a in task.agent_ids}) as server:
         url, token = server.url, server.token("agent_1")
         async with clients.mcp_session(url, token) as session:

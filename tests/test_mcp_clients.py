@@ -86,15 +86,19 @@ async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_pat
 async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
     from agentworld.core import plugins
     from agentworld.core.play.protocol import TeamSpec
+    from agentworld.core.play.view import ReferencePlan
 
     from agentworld.core.tasks.task import find_task
 
     task = find_task("task_03_market", validate=False)  # a shipped task: 4 agents, solved in 2 rounds
 
     async def play(tools: str):
-        team = plugins.get("framework", framework)(TeamSpec(task=task, model="scripted:oracle", seed=0,
-                                                            agent_ids=task.agent_ids, options={"tools": tools}))
-        ep = Episode(task, team, framework=framework, turn_timeout=30)
+        def build(view):
+            return plugins.get("framework", framework)(TeamSpec(view=view, model="scripted:oracle", seed=0,
+                                                                agent_ids=view.agent_ids, options={"tools": tools},
+                                                                reference_plan=ReferencePlan.of(task)))
+
+        ep = Episode(task, framework=framework, turn_timeout=30, build_team=build)
         result = await ep.run()
         return result, [(e.agent, e.tool, e.arguments, e.ok, e.result, e.error) for e in turn_events(ep)]
 

@@ -242,7 +242,7 @@ async def test_mixed_seats_external_clients_with_an_in_process_oracle(tmp_path):
 
     task = relay_task()
     external = ExternalSeatsTeam(turn_timeout=5)
-    oracle = PolicyTeam(make_policy("oracle", task, 0))
+    oracle = PolicyTeam(make_policy("oracle", 0, task))
     ep, _ = relay_episode(tmp_path, routes={"agent_1": external, "agent_2": oracle, "agent_3": external})
     async with EpisodeMcpServer(ep, players={"agent_2": "oracle"}) as server:
         assert [s.player for s in server.seats] == ["external", "oracle", "external"]
@@ -336,7 +336,7 @@ async def test_clients_play_a_starter_task_to_success_like_the_oracle(tmp_path):
     from agentworld.core.play.policies import PolicyTeam, make_policy
 
     task = find_task("task_03_market", validate=False)
-    oracle = Episode(task, PolicyTeam(make_policy("oracle", task, 0)))
+    oracle = Episode(task, PolicyTeam(make_policy("oracle", 0, task)))
     await oracle.run()
     external = ExternalSeatsTeam(turn_timeout=10)
     ep = Episode(task, external, out_dir=tmp_path / "ep", framework="mcp", turn_timeout=10)

@@ -70,7 +70,7 @@ def test_key_is_read_at_use_and_never_serialised(monkeypatch):
 
 
 def test_from_team_spec_uses_options_and_episode_seed():
-    ts = TeamSpec(task=None, model="openai-compatible:qwen", seed=7,
+    ts = TeamSpec(view=None, model="openai-compatible:qwen", seed=7,
                   options={"base_url": "http://127.0.0.1:9/v1", "context_budget": 5000, "tools": "inproc", "retries": 1})
     spec = ModelSpec.from_team_spec(ts)
     assert (spec.base_url, spec.context_budget, spec.seed, spec.retries) == ("http://127.0.0.1:9/v1", 5000, 7, 1)
@@ -88,7 +88,7 @@ def test_load_team_factory(tmp_path, monkeypatch):
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
     factory = load_team_factory("my_team_mod:make_team")
-    assert factory(TeamSpec(task=None, model="scripted:oracle")) == ("team for", "scripted:oracle")
+    assert factory(TeamSpec(view=None, model="scripted:oracle")) == ("team for", "scripted:oracle")
     assert load_team_factory("my_team_mod:Builders.build")(None) == "built"
     assert resolve_team_factory("openai", "my_team_mod:make_team") is factory  # --team-factory wins
     with pytest.raises(TeamFactoryError, match="expected 'module:function'"):

@@ -66,7 +66,7 @@ def test_plugin_registered_at_runtime():
     plugins.register_plugin(plugin, name="echo-test-plugin")
     try:
         factory = plugins.get("framework", "echo-test")
-        assert isinstance(factory(TeamSpec(task=None, model="scripted:oracle")), EchoTeam)
+        assert isinstance(factory(TeamSpec(view=None, model="scripted:oracle")), EchoTeam)
         reg = plugins.frameworks()["echo-test"]
         assert (reg.plugin, reg.source, reg.description) == ("echo-test-plugin", "manual", "test plugin")
         rows = json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)
@@ -142,7 +142,7 @@ obs = Observation(agent_id="agent_1", username="ann", x=5, y=5, biome="forest", 
     Entity(kind="resource", id="oak_tree#1", name="Oak", x=6, y=5, distance=1)])
 turn = Turn(agent_id="agent_1", username="ann", round=1, observation=obs, observation_text="", system_prompt="",
             user_prompt="", tools=[], port=Port())
-team = plugins.get("framework", "nearest")(TeamSpec(task=None, model="none:none"))
+team = plugins.get("framework", "nearest")(TeamSpec(view=None, model="none:none"))
 outcome = asyncio.run(team.act(turn))
 print(json.dumps({"calls": calls, "thinking": outcome.thinking, "source": plugins.frameworks()["nearest"].source}))
 """

@@ -33,7 +33,7 @@ def slow_oracle_team(spec):
     from agentworld.core.play.protocol import Team
     from agentworld.core.play.policies import PolicyTeam, make_policy
 
-    inner = PolicyTeam(make_policy("oracle", spec.task, spec.seed))
+    inner = PolicyTeam(make_policy("oracle", spec.seed, spec.reference_plan))
 
     class SlowOracle(Team):
         async def act(self, turn):

@@ -22,11 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import itertools
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
@@ -34,6 +36,7 @@ from .prompts import render_system, render_user
 from . import calls
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
+from .view import AgentView, BriefRules, TeamView
 from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ModelAttempt, RawCall,
                       RefusedCall, StartEvent, TickEvent, TurnEvent)
 from ..tasks.task import Task
@@ -71,18 +74,28 @@ class GateRecord:
 
 
 class GatePort:
-    """A :class:`~agentworld.core.play.protocol.ToolPort` bound to one agent: ``call`` is all it offers (the gate
-    it calls is held in a closure, not an attribute a team could follow to the world)."""
+    """A :class:`~agentworld.core.play.protocol.ToolPort` bound to one agent: ``call`` is all it offers. It holds
+    no reference to the gate (nor does ``call``'s closure): only an opaque key into this module's registry
+    of open gates, so nothing a team is handed leads to the world (tests/test_team_view.py walks it)."""
 
     __slots__ = ("agent_id", "call")
 
     def __init__(self, gate: "TurnGate", agent_id: str):
         self.agent_id = agent_id
+        key = gate.key
 
         async def call(tool: str, arguments: Any = None) -> ToolResult:
-            return await gate.call(agent_id, tool, arguments)
+            found = _GATES.get(key)
+            if found is None:
+                return ToolResult.fail("refused", "Refused: the episode is over.")
+            return await found.call(agent_id, tool, arguments)
 
         self.call = call
+
+
+# The gates of the episodes alive in this process, by an opaque key (ports find their gate here).
+_GATES: "weakref.WeakValueDictionary[int, TurnGate]" = weakref.WeakValueDictionary()
+_gate_keys = itertools.count(1)
 
 
 class TurnGate:
@@ -105,6 +118,8 @@ class TurnGate:
         self._first_call = asyncio.Event()
         self.stray: dict[str, list[RefusedCall]] = {}  # out-of-turn calls, reported on the caller's next turn
         self.world_error: WorldUnavailable | None = None  # the world went away during a call: the episode ends
+        self.key = next(_gate_keys)
+        _GATES[self.key] = self
 
     # -- the episode's side ------------------------------------------------------------------------
     def open(self, agent_id: str, round: int, turn: Turn | None = None) -> None:
@@ -263,20 +278,28 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -
 class Episode:
     """One task played by one team. ``await Episode(...).run()`` -> EpisodeResult."""
 
-    def __init__(self, task: Task, team: Team, *, seed: int = 0, variant: str | Variant = "vanilla",
+    def __init__(self, task: Task, team: Team | None = None, *, seed: int = 0, variant: str | Variant = "vanilla",
                  out_dir: str | Path | None = None, framework: str = "", model: str = "",
                  obs_format: str = "text", turn_timeout: float | None = None, progress: Progress | None = None,
                  world: World | None = None, episode_id: str | None = None, played_task: Task | None = None,
-                 world_backend: str = "embedded", world_options: dict[str, Any] | None = None):
+                 world_backend: str = "embedded", world_options: dict[str, Any] | None = None,
+                 build_team: Callable[[TeamView], Team] | None = None, grants: Sequence[str] = ()):
         """``task`` is the task as written; the episode plays ``apply_variant(task, variant, seed)``. A caller
-        that already made that transformed task (to build the team for it) passes it as ``played_task``.
-        Without ``world`` the episode makes one (``make_world``: backend and options) and closes it at the end."""
+        that already made that transformed task passes it as ``played_task``. Without ``world`` the episode
+        makes one (``make_world``: backend and options) and closes it at the end.
+
+        The team is ``team``, or ``build_team(view)`` called with the episode's :class:`TeamView` (what the
+        runner does: a team is built from the view, never from the episode). ``grants`` names what the team
+        was handed beyond its view (``["reference_plan"]`` for the oracle baseline); the start event records it."""
+        if (team is None) == (build_team is None):
+            raise ValueError("Episode: give exactly one of team= or build_team= (a function of the TeamView)")
         if obs_format not in ("text", "json"):
             raise ValueError(f"obs_format must be 'text' or 'json', got {obs_format!r}")
         self.variant = get_variant(variant)
         self.base_task = task
         self.task = played_task if played_task is not None else apply_variant(task, self.variant, seed)
-        self.team = team
+        self.team: Team = team  # type: ignore[assignment]  # set from build_team below when not given
+        self.grants = list(grants)
         self.seed = seed
         self.framework, self.model = framework, model
         self.obs_format = obs_format
@@ -326,6 +349,48 @@ class Episode:
         self.record_s = 0.0  # time spent writing turn events (part of harness_s, outside each event's own figure)
         self.verification: VerifyResult | None = None
         self.result: EpisodeResult | None = None
+        self._view: TeamView | None = None
+        if build_team is not None:
+            try:
+                self.team = build_team(self.view())
+            except BaseException:
+                if self._owns_world:
+                    self.world.close()
+                raise
+
+    # -- what a team may know ---------------------------------------------------------------------------
+    def view(self) -> TeamView:
+        """The read-only view a team is built from and started with (``core/play/view.py``): per agent its
+        brief, tools and the rules its brief states. Nothing here leads back to the world or the task."""
+        if self._view is None:
+            rules = BriefRules.of(self.world.rules, self.task, can_chat=not self.variant.remove_chat)
+            tools = tuple(self.tools.values())
+            agents = tuple(AgentView(agent_id=a.agent_id, username=a.username, role=a.role,
+                                     brief=self.system_prompts[a.agent_id], tools=tools, rules=rules)
+                           for a in self.task.agents)
+            self._view = TeamView(task_id=self.task.id, task_name=self.task.name,
+                                  objective=self.task.objectives.primary.strip(), rounds=self.task.rounds,
+                                  variant=self.variant.label, agents=agents)
+        return self._view
+
+    async def _start_team(self) -> Any:
+        """Start the team's tool server when it needs one (``Team.tool_server``, e.g. "mcp"), through the
+        plugin host, then ``team.start(view)`` with the agents' seats in the view. Returns the server."""
+        view = self.view()
+        server = None
+        name = getattr(self.team, "tool_server", None)
+        if name:
+            from .. import plugins
+
+            server = await plugins.get("tool_server", name)(self)
+            view = view.with_seats(server.seats)
+        try:
+            await self.team.start(view)
+        except BaseException:
+            if server is not None:
+                await server.aclose()
+            raise
+        return server
 
     # -- recording ----------------------------------------------------------------------------------
     @property
@@ -358,10 +423,12 @@ class Episode:
             episode_id=self.episode_id, task_id=self.task.id, seed=self.seed, variant=self.variant.label,
             framework=self.framework, model=self.model, world_version=self.world.version,
             agents=[{"agent_id": a.agent_id, "username": a.username, "x": a.x, "y": a.y} for a in self.task.agents],
-            max_rounds=self.task.rounds, max_action_steps=self.task.max_action_steps, timestamp=_now()))
+            max_rounds=self.task.rounds, max_action_steps=self.task.max_action_steps, timestamp=_now(),
+            grants=self.grants))
         reason: EndReason = "round_budget"
+        server = None
         try:
-            await self.team.start(self)
+            server = await self._start_team()
             for rnd in range(1, self.task.rounds + 1):
                 self.round = rnd
                 for agent_id in self.agent_ids:
@@ -391,7 +458,11 @@ class Episode:
         finally:
             self.gate.finish(self._settle(reason))
             try:
-                await self.team.aclose()
+                try:
+                    await self.team.aclose()
+                finally:
+                    if server is not None:
+                        await server.aclose()
             finally:
                 try:
                     self._finish(reason, time.perf_counter() - wall0)
@@ -407,8 +478,16 @@ class Episode:
         ``"harness"`` (the team's code raised: a harness error, not the agent's)."""
         try:
             if self.turn_timeout is not None:
-                return await asyncio.wait_for(self.team.act(turn), self.turn_timeout), None
-            return await self.team.act(turn), None
+                outcome = await asyncio.wait_for(self.team.act(turn), self.turn_timeout)
+            else:
+                outcome = await self.team.act(turn)
+            if outcome is None:  # nothing to report beyond the call (if any) the gate already recorded
+                return TurnOutcome(), None
+            if not isinstance(outcome, TurnOutcome):  # the team broke the contract: its bug, not the agent's
+                turn.trace.harness_error = (f"Team.act returned {type(outcome).__name__}, not a TurnOutcome "
+                                            f"(or None): {sanitize(repr(outcome))[:200]}")
+                return TurnOutcome(), f"harness:Team.act returned {type(outcome).__name__}, not a TurnOutcome"
+            return outcome, None
         except (asyncio.TimeoutError, TimeoutError):
             if turn.trace.model_pending:  # waiting for the model service: not the agent's timeout
                 turn.trace.attempts.append(ModelAttempt(

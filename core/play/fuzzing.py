@@ -200,8 +200,9 @@ class FuzzTeam(Team):
         self.ports: dict[str, Any] = {}
         self.made: list[tuple[int, str, str | None, str, Any]] = []  # (round, acting agent, caller, tool, args)
 
-    async def start(self, episode: Any) -> None:
-        self.invariants = self.invariants or Invariants(episode)
+    async def start(self, view: Any) -> None:
+        if self.invariants is None:  # the team sees only its view: the harness wires the invariants in
+            raise RuntimeError("a FuzzTeam checks invariants on the episode: run it through fuzzing.play()")
 
     async def act(self, turn: Turn) -> TurnOutcome:
         assert self.invariants is not None

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocol import Team, Turn, TurnOutcome
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .view import ReferencePlan
 
 Decision = tuple[str, dict[str, Any]] | None
 
@@ -32,13 +35,17 @@ class Policy(ABC):
 
 
 class OraclePolicy(Policy):
+    """Plays a :class:`~agentworld.core.play.view.ReferencePlan` (or a task's, for harness callers such as the
+    proofs). The one privileged baseline: the runner hands the plan to the oracle team alone."""
+
     name = "oracle"
 
-    def __init__(self, task: Any):
-        if not task.reference_solution:
-            raise ValueError(f"task {task.id} has no reference_solution; the oracle team plays that plan, "
-                             "so add one to the task file (see tasks/main/ for examples)")
-        self.steps = {agent: [(s.tool, dict(s.args)) for s in steps] for agent, steps in task.reference_solution.items()}
+    def __init__(self, plan: "ReferencePlan | Any"):
+        from .view import ReferencePlan
+
+        if not isinstance(plan, ReferencePlan):
+            plan = ReferencePlan.of(plan)  # a Task: the harness's own callers (proofs, benchmarks, tests)
+        self.steps = {agent: [(tool, dict(args)) for tool, args in steps] for agent, steps in plan.steps.items()}
         self.index: dict[str, int] = {}
 
     def decide(self, turn: Turn) -> Decision:
@@ -65,8 +72,9 @@ class RandomPolicy(Policy):
     name = "random"
 
     def __init__(self, seed: int = 0, task: Any = None):
+        """``task`` is not used (kept for old callers): the policy reads only the turn's observation and tools,
+        and the game's static data (recipes, walkable tiles: what the documentation publishes)."""
         self.seed = seed
-        self.task = task
         self._rngs: dict[str, random.Random] = {}
         self._recipes: list[Any] | None = None
         self._by_input: dict[str, list[int]] | None = None  # item key -> indices of recipes using it
@@ -141,11 +149,16 @@ class RandomPolicy(Policy):
         return self._rng(turn.agent_id).choice(options) if options else None
 
 
-def make_policy(name: str, task: Any, seed: int = 0) -> Policy:
+def make_policy(name: str, seed: int = 0, reference_plan: Any = None) -> Policy:
+    """The scripted policy ``name``; the oracle needs ``reference_plan`` (a ReferencePlan, or a Task for the
+    harness's own callers), which only the oracle baseline is handed (``TeamSpec.reference_plan``)."""
     if name == "oracle":
-        return OraclePolicy(task)
+        if reference_plan is None:
+            raise ValueError("the oracle plays the task's reference plan, and none was given: the runner grants it "
+                             "to the scripted oracle only (TeamSpec.reference_plan; see core/play/view.py)")
+        return OraclePolicy(reference_plan)
     if name == "random":
-        return RandomPolicy(seed, task)
+        return RandomPolicy(seed)
     if name == "idle":
         return IdlePolicy()
     raise ValueError(f"unknown scripted policy {name!r}; use oracle, random or idle")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,7 @@ from .records import ModelAttempt, RawCall
 if TYPE_CHECKING:  # pragma: no cover
     from ..world.observation import Observation
     from ..world.tools import ToolSpec
+    from .view import ReferencePlan, TeamView
 
 
 class ToolPort(Protocol):
@@ -37,6 +38,17 @@ class ToolPort(Protocol):
     async def call(self, tool: str, arguments: Any = None) -> ToolResult:
         """Hand the gate one call as emitted (``arguments``: an object, JSON text, any JSON value, or the
         wire form ``{"_raw_arguments": ...}``). Never raises for bad input: every outcome is a result."""
+        ...
+
+
+class ToolServer(Protocol):
+    """An episode's tool server for a team outside the in-process port (registered by ``register_tool_servers``;
+    the MCP server plugin registers ``"mcp"``), started by the episode, never by the team."""
+
+    seats: Mapping[str, tuple[str, str]]  # agent_id -> (url, bearer token), for the team's agents
+
+    async def aclose(self) -> None:
+        """Stop serving (a server the episode joined rather than started is left running)."""
         ...
 
 
@@ -89,21 +101,30 @@ class Team(ABC):
     async def act(self, turn: Turn) -> TurnOutcome:
         """Play one turn of ``turn.agent_id``: call ``turn.port.call(...)`` once, then return."""
 
-    async def start(self, episode: Any) -> None:  # noqa: B027 - optional hook
-        """Called once by the episode before the first turn (``episode`` has ``world``, ``gate``, ``task``).
+    # The tool server this team's agents reach their tools through, when not the in-process port: "mcp" for
+    # teams whose tools go over MCP (--tools mcp). The episode starts that server through the plugin host
+    # before Team.start and puts each agent's seat (URL, token) in the view start receives.
+    tool_server: str | None = None
 
-        Teams that reach the tools through the MCP server start or join it here."""
+    async def start(self, view: "TeamView") -> None:  # noqa: B027 - optional hook
+        """Called once by the episode before the first turn with the team's read-only view (each agent's
+        brief, tools and rules; with ``tool_server == "mcp"``, each agent's MCP seat). Never the episode."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients, sessions, servers."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TeamSpec:
-    """What a framework plugin's factory receives to build a team for one episode."""
+    """What a framework plugin's factory receives to build a team for one episode.
 
-    task: Any  # agentworld.core.tasks.task.Task
+    ``view`` is all the team may know of the episode (``core/play/view.py``): no world, no task object, no
+    reference solution. ``reference_plan`` is set for one team only, the scripted oracle baseline, which
+    plays the task's reference solution by definition (the episode records the grant)."""
+
+    view: "TeamView | None"  # None only for teams built outside an episode (unit tests of a framework)
     model: str  # model spec string, e.g. "openai:gpt-4.1-mini", "scripted:oracle" (see core/play/models.py)
     seed: int = 0
     agent_ids: list[str] = field(default_factory=list)  # the agents this team plays (all, for the usual case)
-    options: dict[str, Any] = field(default_factory=dict)  # framework options: tools="inproc"|"mcp", mcp_url, base_url...
+    options: dict[str, Any] = field(default_factory=dict)  # framework options: tools="inproc"|"mcp", base_url...
+    reference_plan: "ReferencePlan | None" = None  # the oracle baseline's grant, and no one else's

@@ -45,6 +45,8 @@ class StartEvent(BaseModel):
     max_rounds: int
     max_action_steps: int
     timestamp: str
+    # what the team was handed beyond its view: ["reference_plan"] for the scripted oracle baseline alone
+    grants: list[str] = Field(default_factory=list)
 
 
 class RefusedCall(BaseModel):

@@ -214,10 +214,10 @@ class SleepyTeam:
     def __init__(self, task: Any, seed: int, latency: float):
         from ..play.policies import PolicyTeam, make_policy
 
-        self.inner = PolicyTeam(make_policy("oracle", task, seed))
+        self.inner = PolicyTeam(make_policy("oracle", seed, task))
         self.latency = latency
 
-    async def start(self, episode: Any) -> None:
+    async def start(self, view: Any) -> None:
         return None
 
     async def act(self, turn: Any) -> Any:

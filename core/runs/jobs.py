@@ -99,8 +99,8 @@ class _RateLimitedTeam:
         self._team = team
         self._limiter = limiter
 
-    async def start(self, episode: Any) -> None:
-        await self._team.start(episode)
+    async def start(self, view: Any) -> None:
+        await self._team.start(view)
 
     async def act(self, turn: Any) -> Any:
         await self._limiter.acquire()
@@ -135,22 +135,27 @@ async def run_episode_job(job: EpisodeJob, out_dir: Path, progress: ProgressFn |
     """Build the team and the episode for one job and run it; writes into ``out_dir``."""
     from ..play.episode import Episode
     from ..play.protocol import TeamSpec
+    from ..play.view import privileged_grants
     from ..tasks.variants import apply_variant
 
     task = load_job_task(job)
     factory = resolve_team_factory(job)
     # The team must see the task the episode plays (the variant may change it: single_agent leaves one
-    # agent), so it is transformed once here and handed to the Episode as played_task.
+    # agent), so it is transformed once here and handed to the Episode as played_task. The team is built
+    # from the episode's read-only view; only the oracle baseline is also handed the reference plan.
     played = apply_variant(task, job.variant, job.seed)
-    spec = TeamSpec(task=played, model=job.model, seed=job.seed, agent_ids=list(played.agent_ids),
-                    options=dict(job.options, variant=job.variant))
-    team = factory(spec)
-    if limiter is not None:
-        team = _RateLimitedTeam(team, limiter)
-    episode = Episode(task, team, seed=job.seed, variant=job.variant, out_dir=out_dir, framework=job.framework,
+    plan, grants = privileged_grants(played, job.framework, job.model)
+
+    def build_team(view: Any) -> Any:
+        spec = TeamSpec(view=view, model=job.model, seed=job.seed, agent_ids=list(view.agent_ids),
+                        options=dict(job.options, variant=job.variant), reference_plan=plan)
+        team = factory(spec)
+        return _RateLimitedTeam(team, limiter) if limiter is not None else team
+
+    episode = Episode(task, seed=job.seed, variant=job.variant, out_dir=out_dir, framework=job.framework,
                       model=job.model, obs_format=job.obs_format, turn_timeout=job.turn_timeout,
                       progress=progress, episode_id=job.episode_id, played_task=played, world_backend=job.world,
-                      world_options=job.world_options)
+                      world_options=job.world_options, build_team=build_team, grants=grants)
     result = await episode.run()
     if result.episode_id != job.episode_id:
         # The runner's id is the one resume matches on; keep the episode's own files consistent with it.

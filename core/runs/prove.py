@@ -188,7 +188,7 @@ def play(task: Task, policy_name: str, seed: int = 0, *, record_seen: bool = Fal
     """One episode of a scripted team (no files written). Returns (EpisodeResult, team)."""
     from ..play.policies import make_policy
 
-    return play_policy(task, make_policy(policy_name, task, seed), seed, record_seen=record_seen)
+    return play_policy(task, make_policy(policy_name, seed, task), seed, record_seen=record_seen)
 
 
 def plan_needs(task: Task, agent_id: str, seed: int = 0, until: int | None = None) -> bool:

@@ -2,7 +2,8 @@
 
 - **Tools.** :class:`ToolRouter` is one agent's way to the 13 tools. Every framework's tool objects call
   ``router.call(name, args)``, which goes to ``turn.port.call`` in process. With ``options["tools"] == "mcp"``
-  the team starts (or joins) the episode's MCP server in ``start`` and each framework builds its tool objects
+  the episode starts its MCP server (``tool_server``), ``start(view)`` finds each agent's seat in the view, and
+  each framework builds its tool objects
   from its OWN MCP client bound to the agent's seat (AutoGen's ``McpWorkbench``, langchain-mcp-adapters,
   CAMEL's ``MCPClient``, the MCP SDK's ``ClientSession`` for the plain agent); those clients make the call
   and hand it to ``router.call(name, args, via=...)`` for the same metering. Either way every call goes
@@ -484,7 +485,8 @@ class FrameworkTeam(Team):
         if self._policy is None:
             from ...core.play.policies import make_policy
 
-            self._policy = make_policy(self.model.model, self.spec.task, self.spec.seed)
+            # the oracle plays the reference plan, which the runner hands scripted:oracle teams alone
+            self._policy = make_policy(self.model.model, self.spec.seed, self.spec.reference_plan)
         return self._policy
 
     def current_turn(self) -> Turn:
@@ -528,18 +530,23 @@ class FrameworkTeam(Team):
         target = self._agent_budget(turn).budget if window else budget.budget
         budget.budget = target if target < budget.budget else budget.budget // 2
 
-    async def start(self, episode: Any) -> None:
+    @property
+    def tool_server(self) -> str | None:  # type: ignore[override]
+        """"mcp" with ``--tools mcp``: the episode then starts its MCP server and puts the seats in the view."""
+        return "mcp" if self.tools_mode == "mcp" else None
+
+    async def start(self, view: Any) -> None:
         if (not self.model.is_scripted and self.model.context_budget is None and self.model.context_window is None
                 and self.model.provider == "openai-compatible"):
             from .compat import discover_context_window
 
             self.window = await discover_context_window(self.model)
         if self.tools_mode == "mcp":
-            # The same 13 tools, reached through the episode's MCP server (started or joined here) with
-            # each agent's own seat token; the server calls the same turn gate, so results are identical.
-            from ...mcp_server.clients import open_mcp_tool_source
+            # The same 13 tools, reached through the episode's MCP server with each agent's own seat token
+            # (URL and token in the view); the server calls the same turn gate, so results are identical.
+            from ...mcp_server.clients import McpToolSource
 
-            self._mcp = await open_mcp_tool_source(episode, self.spec)
+            self._mcp = McpToolSource.from_view(view)
 
     async def aclose(self) -> None:
         for agent in self.agents.values():
@@ -559,7 +566,7 @@ class FrameworkTeam(Team):
         """The episode's MCP server as this team reaches it (``mcp_server.clients.McpToolSource``):
         ``seat(agent_id) -> (url, token)``, ``await hold(client_context)``. Only with ``tools == "mcp"``."""
         if self._mcp is None:
-            raise RuntimeError(f"{self.framework}: tools over MCP need Team.start(episode) first "
+            raise RuntimeError(f"{self.framework}: tools over MCP need Team.start(view) first "
                                f"(tools={self.tools_mode!r})")
         return self._mcp
 

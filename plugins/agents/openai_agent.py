@@ -112,7 +112,7 @@ class OpenAITeam(FrameworkTeam):
 
     def request(self, agent: OpenAIAgent, budget: HistoryBudget, turn: Turn) -> dict[str, Any]:
         if self.layout == "paper":
-            objective = getattr(getattr(self.spec.task, "objectives", None), "primary", "") or ""
+            objective = self.spec.view.objective if self.spec.view is not None else ""
             messages = [{"role": "system", "content": f"{agent.system}\n\n# Your current state\n{turn.observation_text}"},
                         {"role": "user", "content": f"Task: {objective}".strip()}]
         else:

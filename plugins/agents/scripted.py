@@ -13,7 +13,8 @@ from agentworld.core.play.protocol import Team, TeamSpec
 
 def _factory(name: str):
     def make_team(spec: TeamSpec) -> Team:
-        return PolicyTeam(make_policy(name, spec.task, spec.seed))
+        # only the oracle is handed the reference plan (TeamSpec.reference_plan); random and idle need none
+        return PolicyTeam(make_policy(name, spec.seed, spec.reference_plan))
 
     make_team.__name__ = f"make_{name}_team"
     return make_team

@@ -34,7 +34,7 @@ class PlannerTeam(Team):
             from agentworld.core.play.policies import make_policy
 
             if self._policy is None:  # one policy for the whole team (it tracks each agent's progress)
-                self._policy = make_policy(self.model_spec.model, self.spec.task, self.spec.seed)
+                self._policy = make_policy(self.model_spec.model, self.spec.seed, self.spec.reference_plan)
             return scripted_langchain_model(lambda: self._policy.decide(self.turn))
         from langchain_openai import ChatOpenAI
 
@@ -67,7 +67,7 @@ class PlannerTeam(Team):
 
         tools = self.tools()
         model = self.chat_model().bind_tools(tools)
-        objective = getattr(self.spec.task, "description", "") or ""
+        objective = self.spec.view.objective if self.spec.view is not None else ""
 
         def planner(state: State) -> dict[str, Any]:
             obs = self.turn.observation
