@@ -11,6 +11,10 @@ each call as the model emitted it), so that it is recorded even when the turn ti
 
 The turn contract itself (what a malformed call, a failing model service or an engine exception counts
 as) is written in docs/protocol.md and enforced by the gate alone.
+
+A team is built from a :class:`TeamSpec` and started with ``Team.start(view)``: both carry the episode's
+read-only :class:`~agentworld.core.play.view.TeamView` (briefs, tools, rules, MCP seats), never the episode,
+its world or its task; only the scripted oracle also gets the reference plan (``core/play/view.py``).
 """
 
 from __future__ import annotations
