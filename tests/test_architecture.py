@@ -23,6 +23,20 @@ def package_root() -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def _in_package(root: Path, path: Path) -> bool:
+    """A module of the package: every folder between it and the root is a package (has ``__init__.py``), so
+    build/, dist/, virtual environments and the tests' and tools' folders are not walked."""
+    rel = path.relative_to(root)
+    if rel.parts[0] in ("tests", "benchmarks", "tools", "docs") or any(part.startswith(".") for part in rel.parts):
+        return False
+    folder = path.parent
+    while folder != root:
+        if not (folder / "__init__.py").is_file():
+            return False
+        folder = folder.parent
+    return True
+
+
 def module_name(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -41,8 +55,7 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
 
 def import_graph() -> nx.DiGraph:
     root = package_root()
-    files = [p for p in root.rglob("*.py") if not any(part in ("tests", "benchmarks", "tools", "docs")
-                                                        or part.startswith(".") for part in p.relative_to(root).parts)]
+    files = [p for p in root.rglob("*.py") if _in_package(root, p)]
     modules = {module_name(root, p): p for p in files}
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
