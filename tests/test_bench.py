@@ -56,6 +56,35 @@ def test_startup_json():
     names = [r["command"] for r in out["rows"]]
     assert names[0].startswith("python -c pass") and "agentworld --help" in names
     assert out["floor_ms"] == out["rows"][0]["ms"] and all(r["ms"] > 0 for r in out["rows"])
+    episode = names.index("agentworld run --task task_01_staff --framework oracle")
+    assert names[episode + 1].strip().startswith("of which the episode itself")
+    assert out["rows"][episode + 1]["ms"] < out["rows"][episode]["ms"]
+    mode = out["mode"]
+    assert mode["install"] in ("editable", "regular") and mode["install"] in mode["text"]
+    assert isinstance(mode["pyc_agentworld"], bool) and isinstance(mode["pyc_dependencies"], bool)
+
+
+def test_startup_mode_tells_cached_bytecode_from_none(tmp_path, monkeypatch):
+    """The mode says whether a module would start from a .pyc: here a module with and without one."""
+    import importlib.util
+    import py_compile
+    import sys as _sys
+
+    from agentworld.core.runs import bench_play
+
+    src = tmp_path / "aw_mode_probe.py"
+    src.write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: real_find("aw_mode_probe") if name == "click" else real_find(name, *a))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert bench_play.startup_mode()["pyc_dependencies"] is False
+    assert "compiled from source at every start" in bench_play.startup_mode()["text"]
+    py_compile.compile(str(src), cfile=importlib.util.cache_from_source(str(src)))
+    assert bench_play.startup_mode()["pyc_dependencies"] is True
+    _sys.modules.pop("aw_mode_probe", None)
 
 
 def test_mcp_load_json_over_real_clients():

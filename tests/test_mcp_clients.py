@@ -105,3 +105,16 @@ async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
     inproc, mcp = await play("inproc"), await play("mcp")
     assert len(inproc[1]) >= len(task.agent_ids) and mcp[0].success == inproc[0].success
     assert mcp[1] == inproc[1]
+
+
+def test_seat_clients_share_one_verifying_tls_context():
+    """Every seat's httpx client reuses one TLS context (loading the CA bundle per client cost ~50 ms each),
+    and it is httpx's verifying default, not a weakened one."""
+    import ssl
+
+    from agentworld.mcp_server.clients import shared_ssl_context
+
+    ctx = shared_ssl_context()
+    assert ctx is shared_ssl_context()
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    assert ctx.get_ca_certs() or ctx.cert_store_stats()["x509_ca"] > 0

@@ -67,3 +67,18 @@ def test_the_manifest_environment_names_the_source():
         assert env["git"]["commit"] == _git("rev-parse", "HEAD", cwd=INSTALLED)
     elif (INSTALLED / provenance.SOURCE_FILE).is_file():  # a non-editable install: the build's record
         assert env["source"]["from"] == "build" and env["git"]["commit"] == env["source"]["commit"]
+
+
+def test_manifest_versions_read_from_metadata_headers_equal_importlib_metadata():
+    """environment_info reads each version from the top of the metadata file: the same as importlib's."""
+    from importlib import metadata
+
+    from agentworld.core.runs.runner import KEY_PACKAGES, environment_info, installed_version
+
+    got = environment_info()["packages"]
+    assert got and "pydantic" in got
+    for name, version in got.items():
+        assert version == metadata.version(name)
+    for dist in list(metadata.distributions())[:50]:
+        assert installed_version(dist) == dist.version
+    assert set(got) <= set(KEY_PACKAGES)

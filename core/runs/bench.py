@@ -152,7 +152,10 @@ def bench_startup(repeat: int, as_json: bool) -> None:
     show("bench startup (fresh processes, world cache warm)", ["command", "ms", "ratio to floor", "target"],
          [[r["command"], r["ms"], r["ms"] / res["floor_ms"],
            (f"< {targets[r['command']]} ms " + _mark(r["ms"] < targets[r["command"]])) if r["command"] in targets
-           else "(floor)"] for r in res["rows"]])
+           else "(floor)" if r is res["rows"][0] else ""] for r in res["rows"]],
+         [f"measured: {res['mode']['text']}.",
+          "A regular `pip install .` writes .pyc files at install time; with PYTHONDONTWRITEBYTECODE=1 an editable "
+          "install compiles every module from source in every process (docs/performance.md)."])
 
 
 @bench_group.command("concurrency")

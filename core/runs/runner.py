@@ -319,13 +319,25 @@ def environment_info() -> dict[str, Any]:
     versions = {}
     for name in KEY_PACKAGES:
         try:
-            versions[name] = metadata.version(name)
+            versions[name] = installed_version(metadata.distribution(name))
         except metadata.PackageNotFoundError:
             pass
     source = source_version()
     git = {"commit": source["commit"], "dirty": source["dirty"]} if source["commit"] else None
     return {"agentworld": __version__, "python": platform.python_version(), "platform": platform.platform(),
             "packages": versions, "git": git, "source": source}
+
+
+def installed_version(dist: Any) -> str:
+    """A distribution's version from the ``Version:`` line at the top of its metadata file: the same value as
+    ``dist.version``, without parsing the whole file as an e-mail message (about 1 ms per package at every
+    run's start)."""
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if line.startswith("Version:"):
+            return line[len("Version:"):].strip()
+        if not line:  # the end of the headers
+            break
+    return dist.version
 
 
 def new_run_id(spec: RunSpec) -> str:
