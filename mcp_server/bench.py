@@ -4,7 +4,9 @@ A generated task (every agent spawned round one village, no verifier, so every r
 clients, each with its own session and bearer token, run in a separate process over streamable HTTP on
 loopback and call ``sleep`` once per round; each call waits for its agent's turn. The floor is the same
 episode with the calls made in process (a scripted team through the turn gate): the ratio is the share of
-the in-process rate that the MCP path keeps.
+the in-process rate that the MCP path keeps. Beside it: the server's CPU per call (its capacity if clients
+cost nothing) and the client-side floor, a bare FastMCP server (a ``sleep`` that returns at once, no game,
+no turns) under the same client process, measured in the same run.
 """
 
 from __future__ import annotations
@@ -94,9 +96,9 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, f
                 missing = await server.wait_connected(ep.agent_ids, 120)
                 if missing:
                     raise click.ClickException(f"{len(missing)} of {agents} MCP clients did not connect within 120 s")
-                t0 = time.perf_counter()
+                t0, cpu0 = time.perf_counter(), time.process_time()
                 await ep.run()
-                wall = time.perf_counter() - t0
+                wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             finally:
                 if proc.returncode is None:
                     try:
@@ -105,7 +107,67 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, f
                         proc.kill()
                         await proc.wait()
     calls = _calls(ep)
-    return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall, "client_rc": proc.returncode}
+    return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall, "client_rc": proc.returncode,
+            **_server_cpu(cpu, calls)}
+
+
+def _server_cpu(cpu_s: float, calls: int) -> dict[str, float]:
+    """The server process's CPU per call, and the calls per second that CPU alone would allow."""
+    per_call = cpu_s / calls if calls else 0.0
+    return {"server_cpu_ms_per_call": per_call * 1000, "server_capacity_calls_per_s": 1 / per_call if per_call else 0.0}
+
+
+async def bare_fastmcp(clients: int, rounds: int) -> dict[str, float]:
+    """The client-side floor: the same client process (one MCP session per seat, ``sleep`` called ``rounds``
+    times each) against a bare FastMCP server whose ``sleep`` returns at once: no game, no turns, so calls
+    run in parallel. Timed from the first call to the last."""
+    import asyncio
+
+    import uvicorn
+    from mcp.server.fastmcp import FastMCP
+
+    from .seats import Seat, SeatsFile, write_seats_file
+    from .server import MCP_PATH, _InProcessUvicorn
+
+    mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
+    marks: list[float] = []
+
+    @mcp.tool()
+    def sleep(seconds: int) -> str:
+        """Return at once."""
+        marks.append(time.perf_counter())
+        return "ok"
+
+    server = _InProcessUvicorn(uvicorn.Config(mcp.streamable_http_app(), host="127.0.0.1", port=0,
+                                              log_level="warning", access_log=False, lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}{MCP_PATH}"
+        with tempfile.TemporaryDirectory() as tmp:
+            seats_path = Path(tmp) / "seats.json"
+            write_seats_file(seats_path, SeatsFile(task_id="bare", url=url, turn_timeout_s=60, seats=[
+                Seat(agent_id=f"agent_{i}", username=f"player{i}", url=url, token="unused")
+                for i in range(1, clients + 1)]))
+            code = ("import asyncio; from agentworld.mcp_server.bench import run_clients; "
+                    f"asyncio.run(run_clients({str(seats_path)!r}, {rounds}))")
+            proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+            while not marks and proc.returncode is None:
+                await asyncio.sleep(0.001)
+            cpu0 = time.process_time()
+            await proc.wait()
+            cpu = time.process_time() - cpu0
+    finally:
+        server.should_exit = True
+        await task
+    calls = len(marks)
+    wall = marks[-1] - marks[0] if calls > 1 else 0.0
+    return {"calls": calls, "wall_s": wall, "calls_per_s": (calls - 1) / wall if wall else 0.0,
+            "client_rc": proc.returncode, **_server_cpu(cpu, calls)}
 
 
 async def in_process(agents: int, rounds: int) -> dict[str, float]:
@@ -125,8 +187,10 @@ def measure(clients: int, rounds: int, turn_timeout: float = 60.0) -> dict[str, 
 
     floor = asyncio.run(in_process(clients, rounds))
     mcp = asyncio.run(over_mcp(clients, rounds, turn_timeout))
-    return {"clients": clients, "rounds": rounds, "mcp": mcp, "in_process": floor,
-            "ratio": mcp["calls_per_s"] / floor["calls_per_s"]}
+    bare = asyncio.run(bare_fastmcp(clients, rounds))
+    return {"clients": clients, "rounds": rounds, "mcp": mcp, "in_process": floor, "bare_fastmcp": bare,
+            "ratio": mcp["calls_per_s"] / floor["calls_per_s"],
+            "ratio_to_bare": mcp["calls_per_s"] / bare["calls_per_s"] if bare["calls_per_s"] else None}
 
 
 @click.command("mcp-load")
@@ -142,10 +206,19 @@ def mcp_load(clients: int, rounds: int, turn_timeout: float, as_json: bool) -> N
     if as_json:
         click.echo(json.dumps(res))
         return
+    mcp, bare = res["mcp"], res["bare_fastmcp"]
     show(f"bench mcp-load: {clients} concurrent clients on a {clients}-agent task, {rounds} rounds",
-         ["path", "calls", "wall s", "calls / s", "ratio to floor"],
+         ["path", "calls", "wall s", "calls / s", "ratio to in process", "server CPU ms / call"],
          [["in process (floor)", res["in_process"]["calls"], res["in_process"]["wall_s"],
-           res["in_process"]["calls_per_s"], 1.0],
-          ["MCP, streamable HTTP on loopback", res["mcp"]["calls"], res["mcp"]["wall_s"], res["mcp"]["calls_per_s"],
-           res["ratio"]]],
-         ["target: 100 concurrent MCP clients at least 150 calls per second"])
+           res["in_process"]["calls_per_s"], 1.0, ""],
+          ["MCP, streamable HTTP on loopback", mcp["calls"], mcp["wall_s"], mcp["calls_per_s"], res["ratio"],
+           mcp["server_cpu_ms_per_call"]],
+          ["bare FastMCP server, same client process (client-side floor)", bare["calls"], bare["wall_s"],
+           bare["calls_per_s"], bare["calls_per_s"] / res["in_process"]["calls_per_s"],
+           bare["server_cpu_ms_per_call"]]],
+         [f"server-side capacity (calls/s its CPU per call allows): {mcp['server_capacity_calls_per_s']:,.0f}; "
+          f"the game's MCP rate is {res['ratio_to_bare'] or 0:.2f}x the bare SDK server's under the same clients.",
+          "The game's calls are turn-serialised (a result is sent when the seat's next turn opens), so each call "
+          "waits for a full client round trip; the bare server's calls run in parallel.",
+          f"target: 100 concurrent MCP clients at least 150 calls per second: "
+          f"{'met' if mcp['calls_per_s'] >= 150 else 'missed'}"])

@@ -46,9 +46,16 @@ def test_harness_json_and_table():
 
 
 def test_concurrency_json():
-    out = run_json("concurrency", "--episodes", "2", "--latency", "0.001")
+    out = run_json("concurrency", "--episodes", "2", "--latency", "0.002,0.001")
     assert out["single_s"] > 0 and [r["episodes"] for r in out["rows"]] == [2]
     assert set(out["rows"][0]) == {"episodes", "wall_s", "speedup", "efficiency"}
+    assert [r["latency_s"] for r in out["runs"]] == [0.002, 0.001]  # every latency, the first the headline
+    assert out["latency_s"] == 0.002 and out["rows"] == out["runs"][0]["rows"]
+
+
+def test_concurrency_refuses_bad_latencies_naming_the_option():
+    res = CliRunner().invoke(cli, ["bench", "concurrency", "--latency", "0.2,soon"])
+    assert res.exit_code != 0 and "--latency" in res.output and "1.0,0.2" in res.output
 
 
 def test_startup_json():
@@ -91,3 +98,7 @@ def test_mcp_load_json_over_real_clients():
     out = run_json("mcp-load", "--clients", "2", "--rounds", "2")
     assert out["mcp"]["calls"] == out["in_process"]["calls"] == 4
     assert out["mcp"]["client_rc"] == 0 and out["ratio"] > 0
+    assert out["mcp"]["server_cpu_ms_per_call"] > 0 and out["mcp"]["server_capacity_calls_per_s"] > 0
+    bare = out["bare_fastmcp"]  # the client-side floor: the same clients against a bare FastMCP server
+    assert bare["calls"] == 4 and bare["client_rc"] == 0 and bare["calls_per_s"] > 0
+    assert out["ratio_to_bare"] == pytest.approx(out["mcp"]["calls_per_s"] / bare["calls_per_s"])

@@ -161,21 +161,41 @@ def bench_startup(repeat: int, as_json: bool) -> None:
 @bench_group.command("concurrency")
 @click.option("--episodes", "counts", default="20,100", show_default=True,
               help="How many identical episodes to run together, comma-separated.")
-@click.option("--latency", default=0.2, show_default=True, help="Seconds each simulated model call sleeps.")
+@click.option("--latency", "latencies", default="1.0,0.2", show_default=True,
+              help="Seconds each simulated model call sleeps, comma-separated; the first is the headline.")
 @click.option("--task", "task_id", default="task_01_staff", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_concurrency(counts: str, latency: float, task_id: str, as_json: bool) -> None:
-    """Speed-up of K identical episodes with a sleeping model over one alone (the floor), against K."""
+def bench_concurrency(counts: str, latencies: str, task_id: str, as_json: bool) -> None:
+    """Speed-up of K identical episodes with a sleeping model over one alone (the floor), against K.
+
+    The headline latency is 1.0 s because a real model's call takes seconds; 0.2 s is the stress case, where
+    the episodes' own CPU (two cores for 100 episodes) is most of the work."""
     from .bench_play import bench_concurrency as measure
 
-    res = measure(_int_list(counts, "--episodes"), latency, task_id)
+    res = measure(_int_list(counts, "--episodes"), _float_list(latencies, "--latency"), task_id)
     if as_json:
         click.echo(json.dumps(res))
         return
-    show(f"bench concurrency: {task_id}, model calls sleep {latency}s; one episode alone takes "
-         f"{res['single_s']:.2f} s (floor)", ["episodes", "wall s", "speed-up", "ideal", "share of ideal"],
-         [[r["episodes"], r["wall_s"], r["speedup"], r["episodes"], f"{r['efficiency']:.0%}"] for r in res["rows"]],
-         ["target: 100 episodes reach at least 85% of the ideal speed-up"])
+    rows = [[f"{run['latency_s']:g} s" + (" (headline)" if i == 0 else ""), f"{run['single_s']:.2f}",
+             r["episodes"], r["wall_s"], r["speedup"], f"{r['efficiency']:.0%}",
+             _mark(r["efficiency"] >= 0.85) if r["episodes"] >= 100 else ""]
+            for i, run in enumerate(res["runs"]) for r in run["rows"]]
+    show(f"bench concurrency: {task_id}, identical episodes whose model calls sleep",
+         ["model latency", "one alone s (floor)", "episodes", "wall s", "speed-up", "share of ideal", "target"], rows,
+         ["target: 100 episodes reach at least 85% of the ideal speed-up (ideal = the number of episodes). The "
+          "headline is the first latency: a real model's call takes seconds; shorter ones show the CPU-bound case."])
+
+
+def _float_list(value: str, name: str) -> list[float]:
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"give seconds separated by commas, e.g. 1.0,0.2 (got {value!r})",
+                                 param_hint=name) from None
+    if not out or any(v < 0 for v in out):
+        raise click.BadParameter(f"give at least one number of seconds, none negative (got {value!r})",
+                                 param_hint=name)
+    return out
 
 
 @hookimpl

@@ -281,17 +281,23 @@ async def _episodes(task: Any, k: int, latency: float, out: Path) -> float:
     return time.perf_counter() - t0
 
 
-def bench_concurrency(counts: list[int], latency: float = 0.2, task_id: str = "task_01_staff") -> dict[str, Any]:
+def bench_concurrency(counts: list[int], latencies: list[float] | float = (1.0, 0.2),
+                      task_id: str = "task_01_staff") -> dict[str, Any]:
+    """For each model latency: one episode alone (the floor), then K together for each K. The first latency
+    is the headline (``latency_s``, ``single_s``, ``rows`` at the top level); ``runs`` holds every latency."""
     from ..tasks.task import find_task
     from ..world.datapack import load_world
 
     load_world()
     task = find_task(task_id)
+    runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        single = asyncio.run(_episodes(task, 1, latency, Path(tmp) / "single"))
-        rows = []
-        for k in counts:
-            wall = asyncio.run(_episodes(task, k, latency, Path(tmp) / f"k{k}"))
-            speedup = k * single / wall
-            rows.append({"episodes": k, "wall_s": wall, "speedup": speedup, "efficiency": speedup / k})
-    return {"task": task_id, "latency_s": latency, "single_s": single, "rows": rows}
+        for latency in ([latencies] if isinstance(latencies, (int, float)) else list(latencies)):
+            single = asyncio.run(_episodes(task, 1, latency, Path(tmp) / f"single-{latency}"))
+            rows = []
+            for k in counts:
+                wall = asyncio.run(_episodes(task, k, latency, Path(tmp) / f"k{k}-{latency}"))
+                speedup = k * single / wall
+                rows.append({"episodes": k, "wall_s": wall, "speedup": speedup, "efficiency": speedup / k})
+            runs.append({"latency_s": latency, "single_s": single, "rows": rows})
+    return {"task": task_id, **runs[0], "runs": runs}
