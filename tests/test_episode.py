@@ -298,6 +298,51 @@ async def test_turn_contents(tmp_path):
     assert later.last_result is not None and later.observation.last_result
 
 
+def _prompt_as_rendered_up_front(task, agent, rules, can_chat=True, shared_plan=""):
+    """The system prompt as the episode rendered it before prompts were rendered on demand."""
+    from agentworld.core.play.prompts import guideline_document, template
+
+    return template("system.j2").render(
+        username=agent.username, team_size=len(task.agents),
+        teammates=[a.username for a in task.agents if a.agent_id != agent.agent_id], role=agent.role,
+        task_name=task.name, description=task.description.strip(), objective=task.objectives.primary.strip(),
+        secondary=task.objectives.secondary, rules=rules, can_chat=can_chat, max_action_steps=task.max_action_steps,
+        max_rounds=task.rounds, guideline=guideline_document(task, agent), shared_plan=shared_plan).strip() + "\n"
+
+
+async def test_prompts_are_rendered_when_read_and_say_what_they_always_said(tmp_path, monkeypatch):
+    """Turn texts and system prompts are rendered on first read (a scripted team pays nothing), with the
+    same text as rendering them up front; the episode keeps only a few rendered system prompts and the
+    team's view none (memory stays linear in the team size, though every prompt lists every teammate)."""
+    from agentworld.core.play.episode import SystemPrompts
+    from agentworld.core.play.prompts import Brief, render_user
+
+    rendered = []
+    real_render = Brief.render
+    monkeypatch.setattr(Brief, "render", lambda self: rendered.append(self.index) or real_render(self))
+    staff = find_task("task_01_staff")
+    quiet = Episode(staff, PolicyTeam(IdlePolicy()), out_dir=tmp_path / "idle", variant="short_horizon:5")
+    await quiet.run()
+    assert rendered == []  # a team that never reads its prompts never has them rendered
+    team = ScriptTeam()
+    ep = Episode(staff, team, out_dir=tmp_path / "read", variant="short_horizon:5")
+    await ep.run()
+    for t in team.turns:
+        agent = ep.task.agent(t.agent_id)
+        assert t.system_prompt == _prompt_as_rendered_up_front(ep.task, agent, ep.world.rules)
+        assert t.observation_text == t.observation.render("text")
+        assert t.user_prompt == render_user(t.observation_text, username=agent.username, round=t.round,
+                                            max_rounds=ep.task.rounds)
+    assert [a.brief for a in ep.view().agents] == [ep.system_prompts[a] for a in ep.agent_ids]
+    assert set(ep.system_prompts) == set(ep.agent_ids) and len(ep.system_prompts) == 3
+    many = staff.model_copy(update={"agents": [a.model_copy(update={"agent_id": f"agent_{i}", "username": f"p{i}"})
+                                               for i, a in enumerate(staff.agents * 10)]})
+    prompts = Episode(many, PolicyTeam(IdlePolicy()), out_dir=tmp_path / "many").system_prompts
+    texts = [prompts[a] for a in prompts]
+    assert all(f"p{j}" in texts[0] for j in range(1, 30)) and "teammates are: p1, p2," in texts[0]
+    assert len(prompts._kept) <= SystemPrompts.KEEP
+
+
 async def test_json_observations(tmp_path):
     team = ScriptTeam()
     await Episode(base_task(rounds=1), team, obs_format="json").run()

@@ -25,14 +25,15 @@ import time
 import itertools
 import traceback
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
-from .prompts import render_system, render_user
+from .prompts import Brief, render_user_of, team_briefs
 from . import calls
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
@@ -275,6 +276,34 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -
                        inventory=[{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory])
 
 
+class SystemPrompts(Mapping[str, str]):
+    """agent id -> its system prompt, rendered from its :class:`Brief` when asked for, the last few kept.
+
+    Each prompt lists every teammate, so keeping all of them costs memory in the square of the team size
+    (10,000 agents: gigabytes); a team that reads its prompts gets the same text, rendered again."""
+
+    KEEP = 16
+
+    def __init__(self, briefs: dict[str, Brief]):
+        self._briefs = briefs
+        self._kept: dict[str, str] = {}
+
+    def __getitem__(self, agent_id: str) -> str:
+        text = self._kept.get(agent_id)
+        if text is None:
+            text = self._briefs[agent_id].render()  # KeyError for an agent not in the task
+            if len(self._kept) >= self.KEEP:
+                del self._kept[next(iter(self._kept))]
+            self._kept[agent_id] = text
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._briefs)
+
+    def __len__(self) -> int:
+        return len(self._briefs)
+
+
 class Episode:
     """One task played by one team. ``await Episode(...).run()`` -> EpisodeResult."""
 
@@ -332,14 +361,13 @@ class Episode:
         self._events: list[Any] = []
         self.round = 0
         self._coordinator_inbox: list[ChatMessage] = []
-        self.system_prompts = {
-            a.agent_id: render_system(self.task, a, self.world.rules, can_chat=not self.variant.remove_chat,
-                                      shared_plan=self.task.shared_plan if self.variant.show_shared_plan else None)
-            for a in self.task.agents}
+        self.briefs = team_briefs(self.task, self.world.rules, can_chat=not self.variant.remove_chat,
+                                  shared_plan=self.task.shared_plan if self.variant.show_shared_plan else None)
         if self.variant.oracle_communication:
-            for a in self.agent_ids:
-                self.system_prompts[a] += brief_note(a, self.coordinator, self.usernames[self.coordinator],
-                                                     self.world.rules.chat_radius)
+            c = self.coordinator
+            self.briefs = {a: replace(b, note=brief_note(a, c, self.usernames[c], self.world.rules.chat_radius))
+                           for a, b in self.briefs.items()}
+        self.system_prompts = SystemPrompts(self.briefs)
         self._writer: TrajectoryWriter | None = None
         self._step = 0
         self._counts = {"actions": 0, "chats": 0, "tool_errors": 0, "no_calls": 0, "refused": 0, "infra": 0,
@@ -366,7 +394,7 @@ class Episode:
             rules = BriefRules.of(self.world.rules, self.task, can_chat=not self.variant.remove_chat)
             tools = tuple(self.tools.values())
             agents = tuple(AgentView(agent_id=a.agent_id, username=a.username, role=a.role,
-                                     brief=self.system_prompts[a.agent_id], tools=tools, rules=rules)
+                                     brief_source=self.briefs[a.agent_id], tools=tools, rules=rules)
                            for a in self.task.agents)
             self._view = TeamView(task_id=self.task.id, task_name=self.task.name,
                                   objective=self.task.objectives.primary.strip(), rounds=self.task.rounds,
@@ -523,12 +551,14 @@ class Episode:
     async def _turn(self, agent_id: str, rnd: int) -> None:
         t0 = time.perf_counter()
         obs = self._observe(agent_id, rnd)
-        obs_text = obs.render(self.obs_format)  # type: ignore[arg-type]
         agent = self.task.agent(agent_id)
+        fmt, rounds, username = self.obs_format, self.task.rounds, agent.username
+        # texts are rendered when a team first reads them (scripted policies never do); what renders them
+        # holds the agent's own observation and brief only
         turn = Turn(
-            agent_id=agent_id, username=agent.username, round=rnd, observation=obs, observation_text=obs_text,
-            system_prompt=self.system_prompts[agent_id],
-            user_prompt=render_user(obs_text, username=agent.username, round=rnd, max_rounds=self.task.rounds),
+            agent_id=agent_id, username=username, round=rnd, observation=obs,
+            observation_text=partial(obs.render, fmt), system_prompt=self.briefs[agent_id].render,
+            user_prompt=partial(render_user_of, obs, fmt, username=username, round=rnd, max_rounds=rounds),
             tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
             extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
                    "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})

@@ -1,20 +1,24 @@
 """Prompts as Jinja2 templates (``core/play/templates/*.j2``): the system prompt and the per-turn user prompt.
 
-The system prompt is rendered once per agent per episode from the task (name, description, objective,
-the agent's guideline document, team size, usernames, the world rules that matter); the user prompt is
-rendered every turn around the observation. Templates are compiled once per process.
+The system prompt says, per agent, what the task says (name, description, objective, the agent's guideline
+document, team size, usernames, the world rules that matter); an episode keeps it as a :class:`Brief` of
+plain values and renders it when a team reads it. The user prompt is rendered around the observation of a
+turn. Templates are compiled once per process.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping
 
 import jinja2
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tasks.task import AgentDef, Task
     from ..world.models import Rules
+    from ..world.observation import Observation
 
 
 @lru_cache(maxsize=1)
@@ -45,14 +49,65 @@ def guideline_document(task: "Task", agent: "AgentDef") -> str:
 
 def render_system(task: "Task", agent: "AgentDef", rules: "Rules", *, can_chat: bool = True,
                   shared_plan: str | None = None) -> str:
-    teammates = [a.username for a in task.agents if a.agent_id != agent.agent_id]
-    return template("system.j2").render(
-        username=agent.username, team_size=len(task.agents), teammates=teammates,
-        role=agent.role, task_name=task.name, description=task.description.strip(),
-        objective=task.objectives.primary.strip(), secondary=task.objectives.secondary,
-        rules=rules, can_chat=can_chat, max_action_steps=task.max_action_steps, max_rounds=task.rounds,
-        guideline=guideline_document(task, agent),
-        shared_plan=(shared_plan or "").strip()).strip() + "\n"
+    return team_briefs(task, rules, can_chat=can_chat, shared_plan=shared_plan)[agent.agent_id].render()
+
+
+@dataclass(frozen=True)
+class BriefTeam:
+    """What every brief of one team says alike (plain values: no task, no world), kept once for the team."""
+
+    usernames: tuple[str, ...]  # every agent's username, in turn order
+    task_name: str
+    description: str
+    objective: str
+    secondary: tuple[str, ...]
+    rules: Mapping[str, int]  # the ranges the brief states
+    can_chat: bool
+    max_action_steps: int
+    max_rounds: int
+    shared_plan: str
+
+
+@dataclass(frozen=True)
+class Brief:
+    """One agent's system prompt, rendered when read: every prompt lists every teammate, so a team's
+    rendered prompts take memory in the square of its size; these take it in proportion."""
+
+    team: BriefTeam
+    index: int  # the agent's place in ``team.usernames``
+    role: str
+    guideline: str
+    note: str = ""  # text appended after the template (e.g. the coordinator's note of a variant)
+
+    def render(self) -> str:
+        t = self.team
+        teammates = [u for i, u in enumerate(t.usernames) if i != self.index]
+        return template("system.j2").render(
+            username=t.usernames[self.index], team_size=len(t.usernames), teammates=teammates,
+            role=self.role, task_name=t.task_name, description=t.description, objective=t.objective,
+            secondary=t.secondary, rules=t.rules, can_chat=t.can_chat, max_action_steps=t.max_action_steps,
+            max_rounds=t.max_rounds, guideline=self.guideline, shared_plan=t.shared_plan).strip() + "\n" + self.note
+
+
+BRIEF_RULES = ("move_range", "view_radius", "chat_radius", "transfer_range", "station_range")
+
+
+def team_briefs(task: "Task", rules: "Rules", *, can_chat: bool = True,
+                shared_plan: str | None = None) -> dict[str, Brief]:
+    """agent id -> its :class:`Brief` (nothing rendered yet)."""
+    team = BriefTeam(usernames=tuple(a.username for a in task.agents), task_name=task.name,
+                     description=task.description.strip(), objective=task.objectives.primary.strip(),
+                     secondary=tuple(task.objectives.secondary),
+                     rules=MappingProxyType({k: getattr(rules, k) for k in BRIEF_RULES}), can_chat=can_chat,
+                     max_action_steps=task.max_action_steps, max_rounds=task.rounds,
+                     shared_plan=(shared_plan or "").strip())
+    return {a.agent_id: Brief(team=team, index=i, role=a.role, guideline=guideline_document(task, a))
+            for i, a in enumerate(task.agents)}
+
+
+def render_user_of(observation: "Observation", fmt: str, *, username: str, round: int, max_rounds: int) -> str:
+    """The user prompt around ``observation`` rendered in ``fmt``."""
+    return render_user(observation.render(fmt), username=username, round=round, max_rounds=max_rounds)
 
 
 def render_user(observation_text: str, *, username: str, round: int, max_rounds: int) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -67,22 +67,58 @@ class TurnTrace:
     harness_error: str | None = None  # set by the episode: traceback of the team's own exception
 
 
-@dataclass
-class Turn:
-    """Everything an agent may know at the start of its turn."""
+Text = "str | Callable[[], str]"
 
-    agent_id: str
-    username: str
-    round: int
-    observation: "Observation"
-    observation_text: str  # rendered in the episode's observation format
-    system_prompt: str  # rendered from the task (Jinja2), constant over the episode
-    user_prompt: str  # the per-turn prompt: observation + chat + what to do
-    tools: list["ToolSpec"]  # the tools this agent may call this episode (variant-dependent)
-    port: ToolPort
-    last_result: ToolResult | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # variant data, e.g. the shared plan
-    trace: TurnTrace = field(default_factory=TurnTrace)
+
+class Turn:
+    """Everything an agent may know at the start of its turn.
+
+    ``observation_text``, ``system_prompt`` and ``user_prompt`` may be handed in as text or as a function
+    that renders it: the episode passes functions, so a team that never reads its prompts (the scripted
+    policies) never pays for rendering them; a team that does gets the same text, rendered once."""
+
+    __slots__ = ("agent_id", "username", "round", "observation", "tools", "port", "last_result", "extra", "trace",
+                 "_texts")
+
+    def __init__(self, agent_id: str, username: str, round: int, observation: "Observation",
+                 observation_text: Text, system_prompt: Text, user_prompt: Text, tools: list["ToolSpec"],
+                 port: ToolPort, last_result: ToolResult | None = None, extra: dict[str, Any] | None = None,
+                 trace: TurnTrace | None = None):
+        self.agent_id = agent_id
+        self.username = username
+        self.round = round
+        self.observation = observation
+        self.tools = tools  # the tools this agent may call this episode (variant-dependent)
+        self.port = port
+        self.last_result = last_result
+        self.extra = extra if extra is not None else {}  # variant data, e.g. the shared plan
+        self.trace = trace if trace is not None else TurnTrace()
+        self._texts: dict[str, Any] = {"observation_text": observation_text, "system_prompt": system_prompt,
+                                       "user_prompt": user_prompt}
+
+    def _text(self, name: str) -> str:
+        value = self._texts[name]
+        if callable(value):
+            value = self._texts[name] = value()
+        return value
+
+    @property
+    def observation_text(self) -> str:
+        """The observation rendered in the episode's observation format."""
+        return self._text("observation_text")
+
+    @property
+    def system_prompt(self) -> str:
+        """Rendered from the task (Jinja2), constant over the episode."""
+        return self._text("system_prompt")
+
+    @property
+    def user_prompt(self) -> str:
+        """The per-turn prompt: observation + chat + what to do."""
+        return self._text("user_prompt")
+
+    def __repr__(self) -> str:
+        return f"Turn(agent_id={self.agent_id!r}, round={self.round})"
 
 
 class TurnOutcome(BaseModel):

@@ -70,10 +70,16 @@ class AgentView(_Frozen):
     agent_id: str
     username: str
     role: str
-    brief: str  # the rendered system prompt, constant over the episode (the same text each Turn carries)
+    brief_source: Any  # prompts.Brief: what the brief says, as plain values (rendered by ``brief``)
     tools: tuple[ToolSpec, ...]  # the tools this agent may call (the variant may have removed chat)
     rules: BriefRules
     mcp: McpSeat | None = None  # set in the view Team.start receives when the tools go over MCP
+
+    @property
+    def brief(self) -> str:
+        """The rendered system prompt, constant over the episode (the same text each Turn carries); rendered
+        when read, so that a large team's view does not hold every agent's list of every teammate."""
+        return self.brief_source.render()
 
 
 class TeamView(_Frozen):
