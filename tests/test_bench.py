@@ -37,9 +37,8 @@ def test_bad_sizes_are_refused_naming_the_option():
 
 def test_harness_json_and_table():
     out = run_json("harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1")
-    assert out["turns"] > 0 and out["world_ms"] > 0 and out["layer_ms"] >= 0
-    assert out["world_ms"] == pytest.approx(out["world_observe_ms"] + out["world_tool_ms"])
-    assert out["ratio"] == pytest.approx(out["layer_ms"] / out["world_ms"])
+    assert out["turns"] > 0 and out["world_tool_ms"] > 0 and out["world_observe_ms"] > 0 and out["layer_ms"] >= 0
+    assert out["ratio"] == pytest.approx(out["layer_ms"] / out["world_tool_ms"])
     res = CliRunner().invoke(cli, ["bench", "harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1"],
                              terminal_width=200, catch_exceptions=False)
     assert res.exit_code == 0 and "ratio to floor" in res.output and "floor" in res.output

@@ -4,9 +4,9 @@ are compared with, measured in the same run (this machine is shared and noisy: t
 - scale: N agents (a generated task, spawned round the map's landmarks, or ``packed`` into one village)
   play the random team through the full episode layer, trajectory written; each N runs in a fresh process
   so its RSS is its own. Floor: the cost per agent-turn at the smallest N.
-- harness: the random team on a shipped task; what the episode layer adds per turn (prompts, the gate, turn
-  bookkeeping, the recorded event: ``harness_s`` less the world's work) against the world's own work for the
-  same turns (its observation and the tool call, replayed on a fresh world: the floor).
+- harness: the random team on a shipped task; what the episode layer adds per call (the Turn and its
+  prompts, the gate, turn bookkeeping, the turn event built and written) against the world's own execution
+  of the same calls (argument validation and the action: the floor), both timed inside the same episodes.
 - startup: wall time of commands in fresh processes (``agentworld --help``, the README's first episode, a
   warm ``load_world()``) against a bare ``python -c pass`` (the floor).
 - concurrency: K identical episodes whose team sleeps like a model call before each move, run together in
@@ -118,8 +118,12 @@ def bench_scale(sizes: list[int], rounds: int, packed: bool = False, seed: int =
 
 # -- harness -----------------------------------------------------------------------------------------------
 def bench_harness(task_id: str = "task_08_convoy", rounds: int = 30, seeds: int = 3) -> dict[str, Any]:
-    """Per turn: what the episode layer adds (``harness_s`` less the world's own work) against the world's
-    own work for the same turn (its observation and the tool call, replayed on a fresh world: the floor)."""
+    """Per call, in the same episodes: the world's tool execution (validating the arguments and acting: the
+    floor), the world's observation, and the episode layer (everything else the episode does for a turn:
+    the Turn and its lazily rendered prompts, the gate, bookkeeping, the turn event built, encoded and
+    written), i.e. ``harness_s`` plus the writing, less the observation and the tool execution. Each seed is
+    played once untimed first, so the tool figure is the world's own work, not first-time path searches
+    (answers the process-wide path cache keeps): the stricter comparison for the layer."""
     from ..play.episode import Episode
     from ..play.policies import PolicyTeam, RandomPolicy
     from ..play.records import TurnEvent
@@ -127,50 +131,46 @@ def bench_harness(task_id: str = "task_08_convoy", rounds: int = 30, seeds: int 
     from ..tasks.task import find_task
 
     task = find_task(task_id).model_copy(update={"rounds": rounds})
-    harness, observe, tool = [], [], []
+    harness = record = observe = tool = 0.0
+    turns = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(seeds):
+            asyncio.run(Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=Path(tmp) / "warm").run())
             out = Path(tmp) / f"s{seed}"
-            asyncio.run(Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=out).run())
-            events = read_events(out)
-            harness += [e.harness_s for e in events if isinstance(e, TurnEvent)]
-            for o, t in replay(task, seed, events):
-                observe.append(o)
-                tool.append(t)
-    world = statistics.mean(observe) + statistics.mean(tool)
-    return {"task": task_id, "turns": len(harness), "world_ms": world * 1000,
-            "world_observe_ms": statistics.mean(observe) * 1000, "world_tool_ms": statistics.mean(tool) * 1000,
-            "layer_ms": max(0.0, statistics.mean(harness) - world) * 1000}
+            ep = Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=out)
+            observe_s, tool_s = _time_world(ep)
+            asyncio.run(ep.run())
+            events = [e for e in read_events(out) if isinstance(e, TurnEvent)]
+            turns += len(events)
+            harness += sum(e.harness_s for e in events)
+            record += ep.record_s
+            observe += sum(observe_s)
+            tool += sum(tool_s)
+    per = 1000 / max(turns, 1)
+    return {"task": task_id, "turns": turns, "world_tool_ms": tool * per, "world_observe_ms": observe * per,
+            "layer_ms": max(0.0, harness + record - observe - tool) * per}
 
 
-def replay(task: Any, seed: int, events: list[Any]) -> list[tuple[float, float]]:
-    """Each recorded turn replayed straight on a fresh world (same seed and order, ticks between rounds,
-    agents retired where the episode retired them): (observation seconds, tool call seconds) per turn."""
-    from ..play.episode import make_world
-    from ..play.records import TickEvent, TurnEvent
-    from ..tasks.variants import apply_variant
-    from ..world.tools import TOOLS
+def _time_world(ep: Any) -> tuple[list[float], list[float]]:
+    """Collect the time of each observation the episode asks of its world, and of each tool execution (the
+    gate's own figure), without changing what either does."""
+    observe_s: list[float] = []
+    tool_s: list[float] = []
+    world_observe, gate_close = ep.world.observe, ep.gate.close
 
-    played = apply_variant(task, "vanilla", seed)
-    w = make_world(played, seed)
-    for a in played.agents:
-        w.add_player(a.player_spec())
-    used = {a.agent_id: 0 for a in played.agents}
-    times = []
-    for e in events:
-        if isinstance(e, TurnEvent):
-            t0 = time.perf_counter()
-            w.observe(e.agent)
-            t1 = time.perf_counter()
-            if e.tool in TOOLS:
-                TOOLS[e.tool].execute(w, e.agent, e.arguments)
-            times.append((t1 - t0, time.perf_counter() - t1))
-            used[e.agent] += e.counts_as_action
-            if used[e.agent] >= played.max_action_steps and w.player_state(e.agent).active:
-                w.remove_player(e.agent, "max_action_steps")
-        elif isinstance(e, TickEvent):
-            w.end_round(e.round)
-    return times
+    def observe(agent_id: str) -> Any:
+        t0 = time.perf_counter()
+        obs = world_observe(agent_id)
+        observe_s.append(time.perf_counter() - t0)
+        return obs
+
+    def close() -> Any:
+        rec = gate_close()
+        tool_s.append(rec.tool_s)
+        return rec
+
+    ep.world.observe, ep.gate.close = observe, close
+    return observe_s, tool_s
 
 
 # -- startup -----------------------------------------------------------------------------------------------
