@@ -69,6 +69,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref)]
         # (nodes and mobs by placement, resolved to their live state when found; portals, stations, npcs)
         self._cells = fixed.cells
+        self._places = fixed.places
 
         self.players: dict[str, Player] = {}
         # players by tile, in small buckets (a crowd fills few tiles); each Player keeps it up to date as it moves
@@ -909,6 +910,13 @@ class FixedIndex:
         for npc in loaded.data.npcs:
             cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc))
         self.cells = dict(cells)
+        # landmarks by the buckets their radius reaches: a tile's place name reads a few, not all of them
+        places: dict[tuple[int, int], list[Any]] = defaultdict(list)
+        for lm in loaded.data.landmarks:
+            for cy in range((lm.y - lm.radius) // CELL, (lm.y + lm.radius) // CELL + 1):
+                for cx in range((lm.x - lm.radius) // CELL, (lm.x + lm.radius) // CELL + 1):
+                    places[(cx, cy)].append(lm)
+        self.places = dict(places)
 
 
 def fixed_index(loaded: LoadedWorld) -> FixedIndex:

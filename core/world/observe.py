@@ -14,7 +14,7 @@ from typing import Any
 
 from .observation import Entity, InvItem, Observation
 from . import stats
-from .engine_state import MAX_CHAT_SHOWN
+from .engine_state import CELL, MAX_CHAT_SHOWN
 from .engine_state import manhattan as _dist
 
 
@@ -126,7 +126,7 @@ class ObservationMixin:
 
     def _place_name(self, x: int, y: int) -> str | None:
         best = None
-        for lm in self.data.landmarks:
+        for lm in self._places.get((x // CELL, y // CELL), ()):  # the landmarks whose radius reaches this bucket
             d = _dist(x, y, lm.x, lm.y)
             if d <= lm.radius and (best is None or (d, lm.key) < best[0]):
                 best = ((d, lm.key), lm.name)
