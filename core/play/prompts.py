@@ -3,17 +3,21 @@
 The system prompt says, per agent, what the task says (name, description, objective, the agent's guideline
 document, team size, usernames, the world rules that matter); an episode keeps it as a :class:`Brief` of
 plain values and renders it when a team reads it. The user prompt is rendered around the observation of a
-turn. Templates are compiled once per process.
+turn. Templates are compiled once per process, and their compiled code is kept in the user cache directory
+beside the built worlds (``core/world/buildcache.py``), so a fresh process skips compiling them; Jinja2 keys
+each entry by the template's source checksum and its own format.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 import jinja2
+import jinja2.bccache
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tasks.task import AgentDef, Task
@@ -21,12 +25,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..world.observation import Observation
 
 
+class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja2's file cache of compiled templates, made harmless: an unreadable or corrupt entry is compiled
+    anew, and an unwritable directory only means nothing is kept (the cache never fails a render). Jinja2
+    writes each entry to a temporary file and renames it into place, so concurrent processes are safe."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - truncated or foreign bytes: compile from the source instead
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def template_cache() -> TemplateCodeCache | None:
+    """Where compiled templates are kept: ``templates/`` in the world cache's directory (None when that cache
+    is turned off with ``AGENTWORLD_WORLD_CACHE=0``)."""
+    from ..world.buildcache import cache_dir
+
+    root = cache_dir()
+    return TemplateCodeCache(str(root / "templates")) if root is not None else None
+
+
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("agentworld.core.play", "templates"),
         undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
-        keep_trailing_newline=False, trim_blocks=False, lstrip_blocks=False, autoescape=False)
+        keep_trailing_newline=False, trim_blocks=False, lstrip_blocks=False, autoescape=False,
+        bytecode_cache=template_cache())
 
 
 @lru_cache(maxsize=None)
