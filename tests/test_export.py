@@ -38,10 +38,11 @@ async def test_paper_export_fields(episode_dir: Path, tmp_path: Path):
     assert list(data) == ["task_id", "task_key", "task_source", "timestamp", "task_definition", "rounds", "metrics"]
     assert data["task_id"] == "task_01_staff" and data["task_key"] == "task_01_staff"
     assert data["task_source"] == "agentworld"
-    assert data["task_definition"]["task"]["name"] == "A staff for the wizard"
+    assert data["task_definition"]["task"]["name"] == "Staffs for the wizard's circle"
     assert data["task_definition"]["agent_3"]["username"] == "wizard"
-    assert [r["round"] for r in data["rounds"]] == [1, 2, 3, 4]
-    rec = data["rounds"][0]["actions"][0]
+    assert [r["round"] for r in data["rounds"]] == list(range(1, 11))  # the oracle's 10-round plan
+    assert data["rounds"][0]["actions"][0]["action"] == "sleep(seconds=1)"  # the lumberjack waits for the order
+    rec = data["rounds"][2]["actions"][0]
     assert list(rec) == ["agent_name", "status", "action", "observation", "thinking"]
     assert rec["agent_name"] == "agent_1"  # the YAML key, not the username
     m = STATUS.match(rec["status"])
@@ -58,15 +59,16 @@ async def test_paper_export_fields(episode_dir: Path, tmp_path: Path):
     wizard = [a for r in data["rounds"] for a in r["actions"] if a["agent_name"] == "agent_3"]
     assert any(i["key"] == "staff" for i in wizard[-1]["observation"]["inventory"]["items"])
     crafted = [a["action"] for a in wizard]
-    assert "craft_item(skill=Crafting, itemKey=staff, count=1)" in crafted
+    assert "craft_item(skill=Crafting, itemKey=staff, count=3)" in crafted
     metrics = data["metrics"]
-    assert metrics == {"total_rounds": 4, "max_rounds": 25, "total_agents": 3,
-                       "total_actions": metrics["total_actions"], "total_chats": 0, "task_verified_success": True,
-                       "task_verification_message": "staff with wizard: 1/1, all alive: yes", "early_stopped": True,
+    assert metrics == {"total_rounds": 10, "max_rounds": 25, "total_agents": 3,
+                       "total_actions": metrics["total_actions"], "total_chats": 2, "task_verified_success": True,
+                       "task_verification_message": "three staffs by the wizard: 3/3, staff equipped by wizard: 1/1, "
+                                                    "all alive: yes", "early_stopped": True,
                        "total_duration_seconds": metrics["total_duration_seconds"], "successful_agents": 3,
                        "failed_agents": 0}
     assert metrics["total_duration_seconds"] > 0
-    assert metrics["total_actions"] == 12
+    assert metrics["total_actions"] == 28
 
 
 async def test_agents_that_left_have_no_later_records(tmp_path: Path):

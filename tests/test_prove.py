@@ -17,7 +17,8 @@ from agentworld.core.runs.prove import (FINDINGS, SoloAnalysis, TaskProof, play,
                                         suite_summary, work_solo)
 from agentworld.core.tasks.task import find_task, load_task
 
-STAFF = Path(find_task("task_01_staff", validate=False).path)
+# suite v1's 5-round staff task: a small task the tests below edit into each kind of bad task
+STAFF = Path(__file__).parent / "data" / "small_staff.yaml"
 
 
 @pytest.fixture

@@ -113,7 +113,7 @@ def test_cli_tasks_list_json_and_show():
     rows = json.loads(res.output)
     assert {"id", "name", "category", "agents", "rounds"} <= set(rows[0])
     res = runner.invoke(_cli(), ["tasks", "show", "task_01_staff"])
-    assert res.exit_code == 0 and "staff with wizard" in res.output
+    assert res.exit_code == 0 and "three staffs by the wizard" in res.output
 
 
 def test_cli_tasks_validate_exit_codes():
