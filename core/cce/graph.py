@@ -20,7 +20,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-import networkx as nx
 from pydantic import BaseModel, Field, model_validator
 
 from ..play.records import EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent, parse_event
@@ -308,6 +307,8 @@ class CausalGraph:
     """Actions as nodes, "x enabled y" as edges (networkx DiGraph), plus the success actions."""
 
     def __init__(self, nodes: Iterable[ActionNode]):
+        import networkx as nx  # here, not at the top: reports and runs read this module's records, not graphs
+
         self.g = nx.DiGraph()
         self.nodes: dict[str, ActionNode] = {}
         for n in nodes:
@@ -350,6 +351,8 @@ class CausalGraph:
 
     def contributing(self) -> set[str]:
         """S plus all ancestors of S."""
+        import networkx as nx
+
         out: set[str] = set()
         for s in self.success:
             if s not in out:
