@@ -91,7 +91,8 @@ def bench_world(agents: int, rounds: int, queries: int, seed: int, as_json: bool
 @bench_group.command("scale")
 @click.option("--agents", "sizes", default="10,100,1000", show_default=True,
               help="Team sizes, comma-separated (e.g. 10,100,1000,10000); the smallest is the floor.")
-@click.option("--rounds", default=5, show_default=True, help="Rounds per size (the median round is reported).")
+@click.option("--rounds", default=5, show_default=True,
+              help="Rounds per size, more for a small team (at least 500 agent-turns); the median round is reported.")
 @click.option("--packed", is_flag=True, help="Spawn every agent in one village instead of round the map.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True,
@@ -106,7 +107,8 @@ def bench_scale(sizes: str, rounds: int, packed: bool, seed: int, as_json: bool)
         return
     rows = res["rows"]
     floor = min(rows, key=lambda r: r["agents"])
-    show(f"bench scale: random team, {rounds} rounds, {'packed into one village' if packed else 'round the map'}",
+    where = "packed into one village" if packed else "round the map"
+    show(f"bench scale: random team, {rounds} rounds or more (500 agent-turns at least), {where}",
          ["agents", "ms / round", "rounds / s", "ms / agent-turn", "ratio to floor", "RSS MB"],
          [[r["agents"], r["ms_per_round"], 1000 / r["ms_per_round"], r["ms_per_agent_turn"],
            r["ms_per_agent_turn"] / floor["ms_per_agent_turn"], r["rss_mb"]] for r in rows],

@@ -103,12 +103,21 @@ def scale_once(agents: int, rounds: int, packed: bool = False, seed: int = 0) ->
             "rss_mb": round(rss, 1)}
 
 
+MIN_TURNS = 500  # agent-turns each size plays at least: a small team's median round is otherwise a handful of turns
+
+
+def scale_rounds(agents: int, rounds: int) -> int:
+    """Rounds a size plays: ``rounds``, or more for a small team, so that its median round (the floor at the
+    smallest size) rests on at least :data:`MIN_TURNS` agent-turns rather than on a few noisy ones."""
+    return max(rounds, -(-MIN_TURNS // agents))
+
+
 def bench_scale(sizes: list[int], rounds: int, packed: bool = False, seed: int = 0) -> dict[str, Any]:
     """Every size in a fresh process (so RSS is that size's own); rows in the order given."""
     rows = []
     for n in sizes:
         code = ("import json, sys; from agentworld.core.runs.bench_play import scale_once; "
-                f"print(json.dumps(scale_once({n}, {rounds}, {packed!r}, {seed})))")
+                f"print(json.dumps(scale_once({n}, {scale_rounds(n, rounds)}, {packed!r}, {seed})))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError(f"bench scale with {n} agents failed:\n{out.stderr[-2000:]}")
