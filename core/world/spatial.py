@@ -66,6 +66,8 @@ class Cells:
 
         Buckets are visited nearest first and the search stops once ``limit`` things are closer than every
         bucket not yet visited, so a crowd costs what its nearest part costs, not what all of it does."""
+        if limit <= 0:
+            return []
         buckets, size = self.buckets, self.size
         order = []
         for cy in range((y - radius) // size, (y + radius) // size + 1):
@@ -77,28 +79,24 @@ class Cells:
                     order.append((dx + dy, cy, cx, bucket))
         order.sort(key=lambda t: t[:3])
         found: list[tuple[int, Any]] = []
-        # how many found things lie closer than `bound` (the nearest a thing in an unvisited bucket can be):
-        # kept as a count per distance, since `bound` only grows as buckets are visited nearest first
-        per_distance = [0] * (radius + 2)
-        bound = below = 0
+        # `cut`: the distance of the limit-th closest thing found so far (radius until `limit` are found):
+        # nothing farther can make the list, so it is not even tested with `keep`
+        per_distance = [0] * (radius + 1)
+        cut, within_cut = radius, 0
         for i, (_, _, _, bucket) in enumerate(order):
             for thing in bucket.values():
                 d = abs(thing.x - x) + abs(thing.y - y)
-                if d <= radius and keep(thing):
+                if d <= cut and keep(thing):
                     found.append((d, thing))
                     per_distance[d] += 1
-                    if d < bound:
-                        below += 1
+                    within_cut += 1
+                    while within_cut - per_distance[cut] >= limit:
+                        within_cut -= per_distance[cut]
+                        cut -= 1
             nxt = order[i + 1][0] if i + 1 < len(order) else radius + 1
-            nxt = min(nxt, radius + 1)
-            while bound < nxt:
-                below += per_distance[bound]
-                bound += 1
-            if below >= limit:
+            if within_cut >= limit and cut < nxt:
                 break  # nothing unseen can come before the closest `limit` found
-        if len(found) > limit:  # only things as close as the limit-th closest can make the list
-            cut = sorted(d for d, _ in found)[limit - 1] if limit > 0 else -1
-            found = [t for t in found if t[0] <= cut]
+        found = [t for t in found if t[0] <= cut]
         found.sort(key=lambda t: (t[0], key(t[1])))
         return found[:limit]
 
