@@ -81,6 +81,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.dead_mobs: dict[str, MobState] = {}
         self.wounded: dict[str, MobState] = {}
         self._inv_rows: dict[tuple[int, str, int], InvItem] = {}
+        self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
 
     # =============================================================================================

@@ -75,6 +75,26 @@ class ObservationMixin:
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
+        """The observation's row for one nearby thing. Rows are immutable values like inventory rows, and the
+        same ones recur turn after turn (a crowd sees the same players, a village the same stations): they
+        are reused, keyed by everything a row shows."""
+        if kind == "player":
+            k: tuple = (kind, eid, ref.x, ref.y, d)
+        elif kind in ("resource", "mob"):
+            back = None if ref.respawn_at is None else max(1, ref.respawn_at - self.round)
+            k = (kind, eid, ref.x, ref.y, d, back, ref.hp if kind == "mob" else None)
+        elif kind == "ground_item":
+            k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d)
+        else:  # portals, stations and NPCs never change
+            k = (kind, eid, d)
+        row = self._entity_rows.get(k)
+        if row is None:
+            if len(self._entity_rows) > 20_000:  # bounded: a long episode visits ever new rows
+                self._entity_rows.clear()
+            row = self._entity_rows[k] = self._new_entity(d, eid, kind, ref)
+        return row
+
+    def _new_entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
         if kind == "resource":
             nt = ref.type
             need = f"needs {nt.tool} + {nt.skill} {nt.level}" if nt.tool else f"needs {nt.skill} {nt.level}"
