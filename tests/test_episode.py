@@ -320,7 +320,7 @@ async def test_prompts_are_rendered_when_read_and_say_what_they_always_said(tmp_
     rendered = []
     real_render = Brief.render
     monkeypatch.setattr(Brief, "render", lambda self: rendered.append(self.index) or real_render(self))
-    staff = find_task("task_01_staff")
+    staff = load_task(DATA / "small_staff.yaml")  # suite v1's 5-round staff task: a small fixture
     quiet = Episode(staff, PolicyTeam(IdlePolicy()), out_dir=tmp_path / "idle", variant="short_horizon:5")
     await quiet.run()
     assert rendered == []  # a team that never reads its prompts never has them rendered
