@@ -21,6 +21,8 @@ from test_mcp_server import relay_episode, relay_task, turn_events  # noqa: E402
 pytestmark = pytest.mark.anyio
 STEP = {a: (s[0].tool, s[0].args) for a, s in relay_task().reference_solution.items()}
 
+SMALL_MARKET = Path(__file__).parent / "data" / "small_market.yaml"  # a small fixture (tests/data/README.md)
+
 
 async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
     ep, _ = relay_episode(tmp_path)
@@ -90,7 +92,7 @@ async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
 
     from agentworld.core.tasks.task import find_task
 
-    task = find_task("task_03_market", validate=False)  # a shipped task: 4 agents, solved in 2 rounds
+    task = find_task(str(SMALL_MARKET), validate=False)  # suite v1's market: 4 agents, solved in 3 rounds
 
     async def play(tools: str):
         def build(view):

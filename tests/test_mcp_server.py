@@ -330,12 +330,12 @@ async def test_serve_names_a_bad_seat_option(tmp_path):
 
 
 async def test_clients_play_a_starter_task_to_success_like_the_oracle(tmp_path):
-    """Every seat of a shipped task is an MCP client replaying its part of the reference solution (then
+    """Every seat of a small task is an MCP client replaying its part of the reference solution (then
     `complete`, as the oracle does); the episode succeeds with the oracle's exact trajectory."""
     from agentworld.core.tasks.task import find_task
     from agentworld.core.play.policies import PolicyTeam, make_policy
 
-    task = find_task("task_03_market", validate=False)
+    task = find_task(str(Path(__file__).parent / "data" / "small_market.yaml"), validate=False)  # small fixture
     oracle = Episode(task, PolicyTeam(make_policy("oracle", 0, task)))
     await oracle.run()
     external = ExternalSeatsTeam(turn_timeout=10)

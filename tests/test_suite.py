@@ -20,9 +20,6 @@ from agentworld.core.cli.tasks import tasks_group
 from agentworld.core.tasks.task import CATEGORIES, load_suite
 
 HANDOFF_TOOLS = ("transfer_items", "chat", "send_chat_message")
-# v1 tasks not yet re-authored on a longer chain (their plans are under 10 rounds); see docs/tasks.md
-SHORT_V1 = {"task_03_market", "task_05_survey", "task_13_oakridge_shields", "task_18_healing_draughts",
-            "task_25_bandit_king", "task_30_smithy_teams"}
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +81,9 @@ def test_round_budgets(suite):
 def test_long_horizon_plans(suite):
     rounds = [plan_rounds(t) for t in suite]
     assert statistics.median(rounds) >= 15, statistics.median(rounds)
-    v2 = [t for t in suite if t.id not in SHORT_V1]
-    assert len(v2) == len(suite) - len(SHORT_V1)
-    short = [(t.id, plan_rounds(t)) for t in v2 if plan_rounds(t) < 10]
+    short = [(t.id, plan_rounds(t)) for t in suite if plan_rounds(t) < 10]
     assert not short, short
-    ratios = [(t.id, t.rounds / plan_rounds(t)) for t in v2]
+    ratios = [(t.id, t.rounds / plan_rounds(t)) for t in suite]
     assert all(1.5 <= r <= 3.0 for _, r in ratios), [x for x in ratios if not 1.5 <= x[1] <= 3.0]
 
 
