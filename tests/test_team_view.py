@@ -30,6 +30,7 @@ from agentworld.core.play.protocol import Team, Turn, TurnOutcome
 from agentworld.core.play.view import ReferencePlan
 from agentworld.core.runs.runner import LocalExecutor, Runner
 from agentworld.core.runs.run_spec import build_spec
+from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import AgentDef, CheckSpec, Step, Task, VerifierSpec, find_task
 from agentworld.core.tasks.verify import Checkpoint, VerifyContext, VerifyResult
 from agentworld.core.world.api import PlayerState, World
@@ -41,7 +42,7 @@ FORBIDDEN: tuple[type, ...] = (World, Task, AgentDef, Step, VerifierSpec, CheckS
 ATOMS = (str, bytes, int, float, bool, complex, type(None), type, types.ModuleType, types.CodeType)
 pytestmark = pytest.mark.anyio
 TASK = "task_01_staff"
-VARIANT = "short_horizon:5"
+VARIANT = f"short_horizon:{rounds_needed(find_task(TASK).reference_solution)}"  # a horizon the plan fits in
 
 
 def reachable(root: Any, name: str, limit: int = 100_000, strict: bool = True) -> Iterator[tuple[str, Any]]:
