@@ -117,6 +117,22 @@ async def test_request_options_reach_the_server_the_same_way_from_every_framewor
         assert body.get("tool_choice") == "auto" and body.get("parallel_tool_calls") is False
 
 
+async def test_every_framework_sends_the_system_prompt_byte_for_byte():
+    """The same prompt token for token, whichever framework: a server's prompt cache then serves a second
+    framework from the first one's states (AutoGen's client used to strip the prompt's trailing newline)."""
+    sent = {}
+    for framework in FRAMEWORKS:
+        with OpenAIStubServer(sleeper, llama_cpp=True) as server:
+            team = team_for(framework, MODEL, base_url=server.base_url)
+            gate = GateDouble()
+            turn = make_turn(gate, "agent_1", 1)
+            turn.system_prompt += "\n"  # as the episode renders it (core/play/prompts.py)
+            await team.act(turn)
+            await team.aclose()
+        sent[framework] = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "system"]
+    assert all(v == [turn.system_prompt] for v in sent.values()), sent
+
+
 def test_tool_choice_defaults_per_provider_and_the_option_wins():
     assert ModelSpec.parse(MODEL, base_url="http://127.0.0.1:1/v1").effective_tool_choice() == "auto"
     assert ModelSpec.parse("openai:gpt-4.1-mini").effective_tool_choice() == "required"

@@ -99,8 +99,11 @@ class AutoGenTeam(FrameworkTeam):
         kwargs.update(self.model.sampling())
         if self.model.provider != "openai" or self.model.base_url:
             # Unknown model names need their capabilities spelled out, else AssistantAgent refuses tools.
+            # multiple_system_messages: else the client merges system messages and strips the prompt's
+            # trailing newline, and AutoGen's agents would read a system prompt the others do not.
             kwargs["model_info"] = ModelInfo(vision=False, function_calling=True, json_output=False,
-                                             family=ModelFamily.UNKNOWN, structured_output=False)
+                                             family=ModelFamily.UNKNOWN, structured_output=False,
+                                             multiple_system_messages=True)
         return OpenAIChatCompletionClient(**kwargs)
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> Any:
