@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentworld.core.play.models import DEFAULT_CONTEXT_BUDGET, ModelSpec
+from agentworld.core.play.protocol import Turn
 from agentworld.core.world.tools import TOOLS
 from agentworld.plugins.agents import compat
 
@@ -125,8 +126,11 @@ async def test_every_framework_sends_the_system_prompt_byte_for_byte():
         with OpenAIStubServer(sleeper, llama_cpp=True) as server:
             team = team_for(framework, MODEL, base_url=server.base_url)
             gate = GateDouble()
-            turn = make_turn(gate, "agent_1", 1)
-            turn.system_prompt += "\n"  # as the episode renders it (core/play/prompts.py)
+            base = make_turn(gate, "agent_1", 1)
+            # as the episode renders it (core/play/prompts.py): ending in a newline
+            turn = Turn(agent_id=base.agent_id, username=base.username, round=1, observation=base.observation,
+                        observation_text=base.observation_text, system_prompt=base.system_prompt + "\n",
+                        user_prompt=base.user_prompt, tools=base.tools, port=gate.port("agent_1"))
             await team.act(turn)
             await team.aclose()
         sent[framework] = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "system"]
