@@ -52,7 +52,7 @@ pytestmark = [pytest.mark.anyio,
 
 FRAMEWORKS = ["openai", "autogen", "camel", "langgraph"]
 TURN_TIMEOUT = 6.0  # long enough for any scripted turn (a framework's first one builds its agent) on a busy machine
-HANG_TIMEOUT = 2.0  # the turn timeout of the behaviour whose model never answers (frameworks already warm)
+HANG_TIMEOUT = 3.5  # the turn timeout of the behaviour whose model never answers (the other turns must fit in it on a busy machine)
 TIMING = {"timestamp", "model_latency_s", "harness_s"}
 
 TIP = {

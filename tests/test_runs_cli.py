@@ -278,7 +278,9 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
 
 def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path, small_tasks: list[str]):
     run = tmp_path / "run"
-    cmd = [AGENTWORLD, "run", "--framework", "random", "--trials", "3", "--concurrency", "1", "--no-progress",
+    # enough episodes (a few seconds' work) that a busy machine cannot finish them all before the signal lands
+    trials = 8
+    cmd = [AGENTWORLD, "run", "--framework", "random", "--trials", str(trials), "--concurrency", "1", "--no-progress",
            "--out", str(run)] + [x for t in small_tasks for x in ("--task", t)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
@@ -292,7 +294,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path,
     assert manifest["status"] == "interrupted" and manifest["counts"]["remaining"] > 0
     res = invoke("run", "--resume", str(run), "--no-progress")
     assert res.exit_code == 0, res.output
-    assert len(read_results_file(run / "results.jsonl")) == 3 * len(small_tasks)
+    assert len(read_results_file(run / "results.jsonl")) == trials * len(small_tasks)
 
 
 def test_run_spec_file_grid_with_filters(tmp_path: Path):
