@@ -45,14 +45,17 @@ def _mark(ok: bool) -> str:
     return "[green]met[/]" if ok else "[red]missed[/]"
 
 
-def _int_list(value: str, name: str) -> list[int]:
+def _number_list(value: str, name: str, kind: type = int) -> list:
+    """``"10,100,1000"`` -> ``[10, 100, 1000]``: whole numbers of at least 1 (``kind=int``), or seconds of at
+    least 0 (``kind=float``); anything else is a usage error that names the option."""
+    what, sample, least = ("whole numbers", "10,100,1000", 1) if kind is int else ("seconds", "1.0,0.2", 0)
     try:
-        out = [int(v) for v in value.split(",") if v.strip()]
+        out = [kind(v) for v in value.split(",") if v.strip()]
     except ValueError:
-        raise click.BadParameter(f"give whole numbers separated by commas, e.g. 10,100,1000 (got {value!r})",
+        raise click.BadParameter(f"give {what} separated by commas, e.g. {sample} (got {value!r})",
                                  param_hint=name) from None
-    if not out or any(v < 1 for v in out):
-        raise click.BadParameter(f"give at least one number, each 1 or more (got {value!r})", param_hint=name)
+    if not out or any(v < least for v in out):
+        raise click.BadParameter(f"give at least one number, each {least} or more (got {value!r})", param_hint=name)
     return out
 
 
@@ -101,7 +104,7 @@ def bench_scale(sizes: str, rounds: int, packed: bool, seed: int, as_json: bool)
     """Cost per round and per agent-turn as the team grows (random team, full episode layer)."""
     from .bench_play import bench_scale as measure
 
-    res = measure(_int_list(sizes, "--agents"), rounds, packed, seed)
+    res = measure(_number_list(sizes, "--agents"), rounds, packed, seed)
     if as_json:
         click.echo(json.dumps(res))
         return
@@ -174,7 +177,7 @@ def bench_concurrency(counts: str, latencies: str, task_id: str, as_json: bool) 
     the episodes' own CPU (two cores for 100 episodes) is most of the work."""
     from .bench_play import bench_concurrency as measure
 
-    res = measure(_int_list(counts, "--episodes"), _float_list(latencies, "--latency"), task_id)
+    res = measure(_number_list(counts, "--episodes"), _number_list(latencies, "--latency", float), task_id)
     if as_json:
         click.echo(json.dumps(res))
         return
@@ -186,18 +189,6 @@ def bench_concurrency(counts: str, latencies: str, task_id: str, as_json: bool) 
          ["model latency", "one alone s (floor)", "episodes", "wall s", "speed-up", "share of ideal", "target"], rows,
          ["target: 100 episodes reach at least 85% of the ideal speed-up (ideal = the number of episodes). The "
           "headline is the first latency: a real model's call takes seconds; shorter ones show the CPU-bound case."])
-
-
-def _float_list(value: str, name: str) -> list[float]:
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"give seconds separated by commas, e.g. 1.0,0.2 (got {value!r})",
-                                 param_hint=name) from None
-    if not out or any(v < 0 for v in out):
-        raise click.BadParameter(f"give at least one number of seconds, none negative (got {value!r})",
-                                 param_hint=name)
-    return out
 
 
 @hookimpl
