@@ -51,11 +51,10 @@ async def start_tool_server(episode: Any) -> EpisodeSeats:
     players = _seat_players(team, agent_ids, episode.framework or "framework")
     # the external seats' own bound when they have one, else the episode's turn timeout
     timeout = float(getattr(team, "turn_timeout", None) or episode.turn_timeout or 300.0)
-    server = existing if existing is not None else await EpisodeMcpServer(
-        episode, players=players, turn_timeout=timeout).start()
+    server = await EpisodeMcpServer.join_or_start(episode, players=players, turn_timeout=timeout)
     if isinstance(team, (ExternalSeatsTeam, MixedTeam)) and team.tracker is None:
         team.bind(server.tracker)
-    return EpisodeSeats(server, existing is None, agent_ids)
+    return EpisodeSeats(server, server is not existing, agent_ids)  # a server it started, it stops
 
 
 @hookimpl

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
-from .prompts import Brief, render_user_of, team_briefs
+from .prompts import Brief, render_user, team_briefs
 from . import calls
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
@@ -558,7 +558,7 @@ class Episode:
         turn = Turn(
             agent_id=agent_id, username=username, round=rnd, observation=obs,
             observation_text=partial(obs.render, fmt), system_prompt=self.briefs[agent_id].render,
-            user_prompt=partial(render_user_of, obs, fmt, username=username, round=rnd, max_rounds=rounds),
+            user_prompt=lambda: render_user(turn.observation_text, username=username, round=rnd, max_rounds=rounds),
             tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
             extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
                    "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})

@@ -22,7 +22,6 @@ import jinja2.bccache
 if TYPE_CHECKING:  # pragma: no cover
     from ..tasks.task import AgentDef, Task
     from ..world.models import Rules
-    from ..world.observation import Observation
 
 
 class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
@@ -136,11 +135,6 @@ def team_briefs(task: "Task", rules: "Rules", *, can_chat: bool = True,
                      shared_plan=(shared_plan or "").strip())
     return {a.agent_id: Brief(team=team, index=i, role=a.role, guideline=guideline_document(task, a))
             for i, a in enumerate(task.agents)}
-
-
-def render_user_of(observation: "Observation", fmt: str, *, username: str, round: int, max_rounds: int) -> str:
-    """The user prompt around ``observation`` rendered in ``fmt``."""
-    return render_user(observation.render(fmt), username=username, round=round, max_rounds=max_rounds)
 
 
 def render_user(observation_text: str, *, username: str, round: int, max_rounds: int) -> str:

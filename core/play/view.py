@@ -113,11 +113,6 @@ class TeamView(_Frozen):
                        if a.agent_id in seats else a for a in self.agents)
         return self.model_copy(update={"agents": agents})
 
-    @property
-    def mcp_url(self) -> str | None:
-        """The URL of the episode's MCP server, when the team's tools go over MCP."""
-        return next((a.mcp.url for a in self.agents if a.mcp is not None), None)
-
 
 @dataclass(frozen=True)
 class ReferencePlan:

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 KIT = ("axe", "pickaxe", "fishing_rod", "knife", "hammer", "cooked_trout", "logs", "copper_ore", "tin_ore")
 SKILLS = {"lumberjacking": 10, "mining": 10, "fishing": 10, "accuracy": 10, "strength": 10, "defense": 10,
@@ -290,7 +290,7 @@ async def _episodes(task: Any, k: int, latency: float, out: Path) -> float:
     return time.perf_counter() - t0
 
 
-def bench_concurrency(counts: list[int], latencies: list[float] | float = (1.0, 0.2),
+def bench_concurrency(counts: list[int], latencies: Sequence[float] = (1.0, 0.2),
                       task_id: str = "task_01_staff") -> dict[str, Any]:
     """For each model latency: one episode alone (the floor), then K together for each K. The first latency
     is the headline (``latency_s``, ``single_s``, ``rows`` at the top level); ``runs`` holds every latency."""
@@ -301,7 +301,7 @@ def bench_concurrency(counts: list[int], latencies: list[float] | float = (1.0, 
     task = find_task(task_id)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        for latency in ([latencies] if isinstance(latencies, (int, float)) else list(latencies)):
+        for latency in latencies:
             single = asyncio.run(_episodes(task, 1, latency, Path(tmp) / f"single-{latency}"))
             rows = []
             for k in counts:

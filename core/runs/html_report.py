@@ -136,7 +136,7 @@ def viewer_episode(run: RunData, result: Any, with_map: bool = True, with_run_la
                 "ok": ev.ok, "err": ev.error, "res": _short(ev.result), "chat": chat.message if chat else
                 ((ev.arguments or {}).get("message") if ev.tool in ("chat", "send_chat_message") else None),
                 "to": [index[r] for r in chat.recipients if r in index] if chat else [],
-                "infra": ev.infra_error, "harness": bool(getattr(ev, "harness_error", None)),
+                "infra": ev.infra_error, "harness": bool(ev.harness_error),
                 "think": _short(ev.thinking, 300), "target": ev.effects.target,
                 "kills": [k.instance for k in ev.effects.kills],
                 "s": None if st is None else [st.x, st.y, st.hp, st.max_hp, st.level, st.alive,

@@ -146,9 +146,9 @@ def knowledge_gaps(turns: Iterable[TurnSeen], *, without_chat: bool = False) -> 
     return [g for t in turns for g in minds.turn(t)]
 
 
-def fact_handoffs(turns: list[TurnSeen]) -> int:
-    """Step arguments an agent could know only from a teammate's chat: facts handed over by talking."""
-    with_chat = {(g.agent_id, g.round, g.argument, str(g.value)) for g in knowledge_gaps(turns)}
-    without = knowledge_gaps(turns, without_chat=True)
-    return len({(g.agent_id, str(g.value)) for g in without
+def fact_handoffs(gaps: list[Gap], silent: list[Gap]) -> int:
+    """Step arguments an agent could know only from a teammate's chat: facts handed over by talking.
+    ``gaps`` and ``silent`` are ``knowledge_gaps`` of the same turns, with and without chat."""
+    with_chat = {(g.agent_id, g.round, g.argument, str(g.value)) for g in gaps}
+    return len({(g.agent_id, str(g.value)) for g in silent
                 if (g.agent_id, g.round, g.argument, str(g.value)) not in with_chat})

@@ -245,10 +245,7 @@ class SoloAnalysis:
 
     def _grown_level(self, agent_id: str, skill: str) -> int:
         start = self.task.agent(agent_id).skills.get(skill, 1)
-        xp_curve = self.w.loaded.data.xp_curve
-        from ..world.stats import XpTable
-
-        table = XpTable(xp_curve)
+        table = self.w.loaded.xp_table
         nodes = [n for n in self.w.node_types.values() if n.skill == skill]
         recipes = [r for r in self.w.recipes if r.skill == skill]
         if not nodes and not recipes:
@@ -595,7 +592,7 @@ def _prove_knowable(task: Task, proof: TaskProof, team: RecordingTeam) -> bool:
     Returns whether the task is proven to need communication."""
     gaps = knowledge_gaps(team.seen)
     silent = knowledge_gaps(team.seen, without_chat=True)
-    proof.fact_handoffs = fact_handoffs(team.seen)
+    proof.fact_handoffs = fact_handoffs(gaps, silent)
     problems = []
     if gaps:
         problems.append(f"the plan uses what its agent cannot know: {_gap_text(gaps)}")

@@ -36,7 +36,7 @@ class ObservationMixin:
             eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station" else ref.id)
             cands.append((d, eid, kind, ref))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
-        for d, q in sorted(self._nearest_players(p, vr, r.max_nearby), key=lambda t: t[1].order):
+        for d, q in self._nearest_players(p, vr, r.max_nearby):
             cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))
