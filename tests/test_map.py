@@ -75,7 +75,7 @@ def test_main_continent_is_one_component(world):
     for lm in mainland:
         assert component(world, lm.x, lm.y) == home, lm.key
     # the mainland is the biggest component by far
-    sizes = np.bincount(world.map._components.ravel())
+    sizes = np.bincount(world.map.component_labels.ravel())
     assert sizes[1:].argmax() + 1 == home and sizes[home] > 300_000
 
 

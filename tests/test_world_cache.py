@@ -1,5 +1,6 @@
 """The on-disk cache of built worlds: missing, stale and corrupt entries are rebuilt; writers never collide."""
 
+import json
 import pickle
 import shutil
 import subprocess
@@ -131,3 +132,38 @@ def test_load_world_reads_a_warm_entry_without_building(cache, pack, monkeypatch
         assert warm.pack_dir == pack.resolve()
     finally:
         datapack._load_cached.cache_clear()
+
+
+def test_a_warm_load_imports_no_numpy(cache, pack):
+    """The cached map keeps its grids as bytes and flat arrays: a fresh process loads the world, answers tile,
+    component and path queries, and never imports numpy (the generator and the regions' builder need it)."""
+    datapack._load_cached.cache_clear()
+    try:
+        cold = datapack.load_world(pack)
+    finally:
+        datapack._load_cached.cache_clear()
+    x, y = cold.data.landmarks[0].x, cold.data.landmarks[0].y
+    script = textwrap.dedent(f"""
+        import json, sys
+        from agentworld.core.world.datapack import load_world
+        from agentworld.core.world.pathing import route
+        w = load_world({str(pack)!r})
+        g = w.map
+        start = g.nearest_walkable({x}, {y})
+        path = route(g, start, (start[0] + 40, start[1] + 40), reach=1)
+        print(json.dumps({{"numpy": "numpy" in sys.modules, "sha": g.tiles_sha256(), "biome": g.biome_at({x}, {y}),
+                          "road": g.is_road({x}, {y}), "component": g.component(*start), "path": path,
+                          "regions": g._regions is not None}}))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert not got["numpy"], "a warm load_world() imported numpy"
+    assert got["regions"]
+    assert got["sha"] == cold.map.tiles_sha256() == cold.data.map.tiles_sha256
+    assert got["biome"] == cold.map.biome_at(x, y) and got["road"] == cold.map.is_road(x, y)
+    start = cold.map.nearest_walkable(x, y)
+    assert got["component"] == cold.map.component(*start)
+    from agentworld.core.world.pathing import route
+
+    assert got["path"] == [list(p) for p in route(cold.map, start, (start[0] + 40, start[1] + 40), reach=1)]

@@ -16,6 +16,7 @@ reader sees a whole entry or none, and concurrent builders of the same key just 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pickle
 import re
@@ -26,9 +27,14 @@ from typing import Callable, TypeVar
 
 T = TypeVar("T")
 
-FORMAT = 1  # bump when the pickled layout changes in a way the code digest would not catch
+# bump when the pickled layout changes in a way the code digest would not catch
+# (2: the map's grids as flat bytes and placements in placements.py, so a load needs no numpy)
+FORMAT = 2
 # the modules whose code decides what a built world contains
-_BUILD_MODULES = ("datapack.py", "generate.py", "gamemap.py", "models.py", "stats.py", "regions.py")
+_BUILD_MODULES = ("datapack.py", "generate.py", "gamemap.py", "placements.py", "models.py", "stats.py",
+                  "regions.py")
+# the libraries whose version may change what is built or how it unpickles
+_BUILD_LIBRARIES = ("numpy", "pydantic")
 _PIN = re.compile(r"^\s*(tiles_sha256|placements_sha256):\s*([0-9a-fA-F]{64}|null)?\s*$", re.MULTILINE)
 
 
@@ -58,12 +64,10 @@ def pinned_hashes(pack: Path) -> dict[str, str]:
 
 def world_key(pack: Path, check_hash: bool) -> str:
     """The cache key of the world built from ``pack``: pinned hashes, pack files, building code, versions."""
-    import numpy
-    import pydantic
-
     h = hashlib.sha256()
-    h.update(f"format {FORMAT}; python {sys.version_info[:2]}; numpy {numpy.__version__}; "
-             f"pydantic {pydantic.VERSION}; check_hash {check_hash}\n".encode())
+    h.update(f"format {FORMAT}; python {sys.version_info[:2]}; check_hash {check_hash}\n".encode())
+    for lib in _BUILD_LIBRARIES:
+        h.update(f"{lib} ".encode() + _library_version(lib) + b"\n")
     for name, value in sorted(pinned_hashes(pack).items()):
         h.update(f"{name} {value}\n".encode())
     for f in sorted(pack.glob("*.yaml")):
@@ -74,6 +78,24 @@ def world_key(pack: Path, check_hash: bool) -> str:
         if f.exists():
             h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def _library_version(name: str) -> bytes:
+    """What identifies an installed library's version, without importing it (a warm load never imports
+    numpy): its ``version.py``, which numpy and pydantic both write at build time; else its metadata."""
+    spec = importlib.util.find_spec(name)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        try:
+            return (Path(folder) / "version.py").read_bytes()
+        except OSError:
+            continue
+    from importlib import metadata
+
+    try:
+        return metadata.version(name).encode()
+    except metadata.PackageNotFoundError:
+        return b"not installed"
 
 
 def entry_path(pack: Path, check_hash: bool, root: Path) -> Path:

@@ -15,19 +15,20 @@ import functools
 import gc
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import yaml
 from pydantic import ValidationError
 
 from .buildcache import cached_build
 from .gamemap import GameMap
-from .pathing import regions_of
-from .generate import (GenerationError, Generated, MobPlacement, NodePlacement, StationPlacement, generate,
-                       placements_sha256)
+from .placements import MobPlacement, NodePlacement, StationPlacement, placements_sha256
 from .models import ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData
 from .stats import XpTable
 from ..yamlio import YamlInputError, load_yaml
+
+if TYPE_CHECKING:
+    from .generate import Generated
 
 __all__ = [
     "DATA_DIR", "REQUIRED_ITEMS", "DataPackError", "LoadedWorld", "MobPlacement", "NodePlacement",
@@ -443,6 +444,8 @@ class PortalEnd:
 
 def _generate(data: WorldData) -> Generated:
     """``generate(data)``, its errors reported as data pack errors."""
+    from .generate import GenerationError, generate  # numpy: only when a world is built, not loaded
+
     try:
         return generate(data)
     except GenerationError as e:
@@ -476,6 +479,8 @@ def _load_cached(pack: str, check_hash: bool) -> LoadedWorld:
 
     def build() -> LoadedWorld:
         world = _build(load_world_data(p), p, check_hash)
+        from .pathing import regions_of
+
         world.map.component(0, 0)  # label the components and the path regions now, so the cached copy carries them
         regions_of(world.map)
         return world

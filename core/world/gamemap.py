@@ -5,14 +5,22 @@ Tiles are addressed ``(x, y)`` with ``0 <= x < width`` and ``0 <= y < height``. 
 lower bound. Walkability is fixed once the map is built (resource nodes are baked in as blocked tiles);
 players and mobs never block. Connected components are labelled once so that an unreachable goal is
 refused in O(1) instead of flooding the map.
+
+The grids are kept as flat bytes (and the component labels as an ``array('i')``), indexed
+``y * width + x``: that is what the queries read, and what the built-world cache pickles, so loading a
+cached world needs no numpy. numpy views of the grids (``biome``, ``walkable_grid``, ``road``) are made on
+first use, for the code that computes with whole grids (regions, rendering, statistics).
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+from array import array
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 Point = tuple[int, int]
 
@@ -28,20 +36,65 @@ class GameMap:
 
         ``components``: 4-connected component labels of ``walkable`` (int, 0 = blocked) when the caller
         already has them (the generator computes them fast); otherwise they are labelled on first use."""
+        import numpy as np
+
         if biome.shape != walkable.shape:
             raise ValueError(f"biome grid {biome.shape} and walkable grid {walkable.shape} differ in shape")
         self.height, self.width = biome.shape
         self.version = version
-        self.biome = biome.astype(np.uint8, copy=False)
         self.biome_keys = list(biome_keys)
-        self.walkable_grid = walkable.astype(bool, copy=False)
-        self.road = road.astype(bool, copy=False) if road is not None else np.zeros_like(self.walkable_grid)
-        # flat bytes for the hot path: walk[y * width + x]
-        self._walk = bytes(self.walkable_grid.astype(np.uint8).ravel())
-        if components is not None and components.shape != self.walkable_grid.shape:
+        # flat bytes, row-major: grid[y * width + x] (walkability and roads 0/1)
+        self._biome = np.ascontiguousarray(biome, dtype=np.uint8).tobytes()
+        self._walk = np.ascontiguousarray(walkable, dtype=bool).tobytes()
+        self._road = np.ascontiguousarray(road, dtype=bool).tobytes() if road is not None else bytes(len(self._walk))
+        if components is not None and components.shape != walkable.shape:
             raise ValueError(f"component labels {components.shape} and walkable grid {walkable.shape} differ in shape")
-        self._components: np.ndarray | None = components
+        self._components: array | None = _labels_array(components) if components is not None else None
         self._regions = None  # regions.Regions, built by pathing.regions_of on the first search that needs it
+        self._views: dict[str, np.ndarray] = {}
+
+    # -- storage: what the built-world cache pickles is the flat grids, never numpy arrays ---------
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_views", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views = {}
+
+    def _view(self, name: str, dtype: str) -> np.ndarray:
+        """A read-only (height, width) numpy view of one flat grid, made once."""
+        view = self._views.get(name)
+        if view is None:
+            import numpy as np
+
+            view = np.frombuffer(getattr(self, name), dtype=dtype).reshape(self.height, self.width)
+            self._views[name] = view
+        return view
+
+    @property
+    def biome(self) -> np.ndarray:
+        """uint8 (height, width) indices into ``biome_keys`` (read-only)."""
+        return self._view("_biome", "uint8")
+
+    @property
+    def walkable_grid(self) -> np.ndarray:
+        """bool (height, width) (read-only)."""
+        return self._view("_walk", "bool")
+
+    @property
+    def road(self) -> np.ndarray:
+        """bool (height, width): road tiles (read-only)."""
+        return self._view("_road", "bool")
+
+    @property
+    def component_labels(self) -> np.ndarray:
+        """int32 (height, width) connected-component labels, 0 = blocked (read-only)."""
+        import numpy as np
+
+        self.component(0, 0)  # labels on first use
+        return np.frombuffer(self._components, dtype=np.int32).reshape(self.height, self.width)
 
     # -- queries ----------------------------------------------------------------------------------
     def in_bounds(self, x: int, y: int) -> bool:
@@ -51,16 +104,16 @@ class GameMap:
         return self.in_bounds(x, y) and self._walk[y * self.width + x] == 1
 
     def biome_at(self, x: int, y: int) -> str:
-        return self.biome_keys[int(self.biome[y, x])]
+        return self.biome_keys[self._biome[y * self.width + x]]
 
     def is_road(self, x: int, y: int) -> bool:
-        return bool(self.road[y, x])
+        return self._road[y * self.width + x] == 1
 
     def component(self, x: int, y: int) -> int:
         """Connected-component label of a walkable tile (0 for blocked tiles)."""
         if self._components is None:
-            self._components = label_components(self.walkable_grid)
-        return int(self._components.ravel()[y * self.width + x])
+            self._components = _labels_array(label_components(self.walkable_grid))
+        return self._components[y * self.width + x]
 
     def connected(self, a: Point, b: Point) -> bool:
         return self.walkable(*a) and self.walkable(*b) and self.component(*a) == self.component(*b)
@@ -161,15 +214,24 @@ class GameMap:
         """Hash of the tile content (biomes, walkability, roads): pins a world version to exact tiles."""
         h = hashlib.sha256()
         h.update(f"{self.width}x{self.height}:{','.join(self.biome_keys)}".encode())
-        h.update(self.biome.tobytes())
-        h.update(self.walkable_grid.tobytes())
-        h.update(self.road.tobytes())
+        h.update(self._biome)
+        h.update(self._walk)
+        h.update(self._road)
         return h.hexdigest()
+
+
+def _labels_array(labels: np.ndarray) -> array:
+    """Component labels as a flat ``array('i')``, row-major."""
+    import numpy as np
+
+    return array("i", np.ascontiguousarray(labels, dtype=np.int32).tobytes())
 
 
 # -- connected components (run-length union-find: ~30 ms instead of a 1 s Python flood fill) ----------
 def label_components(walk: np.ndarray) -> np.ndarray:
     """4-connected component labels of ``walk`` (int32, 0 = blocked, labels 1..n in scan order)."""
+    import numpy as np
+
     h, w = walk.shape
     padded = np.zeros((h, w + 2), dtype=np.int8)
     padded[:, 1:-1] = walk

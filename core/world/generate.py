@@ -17,54 +17,18 @@ Pipeline (all numpy, ~0.3 s for 1000 x 750):
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .gamemap import GameMap, label_components
+from .placements import MobPlacement, NodePlacement, StationPlacement, placements_sha256
 from .models import WorldData
 
 
 class GenerationError(ValueError):
     """The map description cannot produce a valid world (message names the entry and the fix)."""
-
-
-@dataclass(frozen=True)
-class NodePlacement:
-    id: str
-    type: str
-    x: int
-    y: int
-
-
-@dataclass(frozen=True)
-class MobPlacement:
-    id: str
-    type: str
-    x: int
-    y: int
-
-
-@dataclass(frozen=True)
-class StationPlacement:
-    kind: str
-    x: int
-    y: int
-    landmark: str
-
-
-def placements_sha256(nodes, mobs, stations) -> str:
-    """Hash of every placement (ids, types, tiles): pins instance ids the way tiles_sha256 pins tiles."""
-    h = hashlib.sha256()
-    for n in nodes:
-        h.update(f"n {n.id} {n.type} {n.x} {n.y}\n".encode())
-    for m in mobs:
-        h.update(f"m {m.id} {m.type} {m.x} {m.y}\n".encode())
-    for s in stations:
-        h.update(f"s {s.kind} {s.x} {s.y} {s.landmark}\n".encode())
-    return h.hexdigest()
 
 
 @dataclass

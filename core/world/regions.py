@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 SECTOR = 24  # tiles per sector side: small enough that a corridor is narrow, large enough that the graph is small
 
 
 class Regions:
     def __init__(self, walkable: np.ndarray, sector: int | None = None):
+        import numpy as np  # only to build the regions: a loaded world's regions are flat arrays
+
         from .gamemap import label_components
 
         sector = sector or SECTOR
