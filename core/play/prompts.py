@@ -16,44 +16,53 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
-import jinja2
-import jinja2.bccache
-
 if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
+
     from ..tasks.task import AgentDef, Task
     from ..world.models import Rules
 
 
-class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja2's file cache of compiled templates, made harmless: an unreadable or corrupt entry is compiled
-    anew, and an unwritable directory only means nothing is kept (the cache never fails a render). Jinja2
-    writes each entry to a temporary file and renames it into place, so concurrent processes are safe."""
+@lru_cache(maxsize=1)
+def _code_cache_class() -> type:
+    """``TemplateCodeCache``, defined on first use: Jinja2 is imported when a prompt is first rendered, never
+    by a run whose team reads no prompt (the scripted teams)."""
+    import jinja2.bccache
 
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # noqa: BLE001 - truncated or foreign bytes: compile from the source instead
-            bucket.reset()
+    class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
+        """Jinja2's file cache of compiled templates, made harmless: an unreadable or corrupt entry is compiled
+        anew, and an unwritable directory only means nothing is kept (the cache never fails a render). Jinja2
+        writes each entry to a temporary file and renames it into place, so concurrent processes are safe."""
 
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - truncated or foreign bytes: compile from the source instead
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass
+
+    return TemplateCodeCache
 
 
-def template_cache() -> TemplateCodeCache | None:
+def template_cache() -> jinja2.BytecodeCache | None:
     """Where compiled templates are kept: ``templates/`` in the world cache's directory (None when that cache
     is turned off with ``AGENTWORLD_WORLD_CACHE=0``)."""
     from ..world.buildcache import cache_dir
 
     root = cache_dir()
-    return TemplateCodeCache(str(root / "templates")) if root is not None else None
+    return _code_cache_class()(str(root / "templates")) if root is not None else None
 
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("agentworld.core.play", "templates"),
         undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
