@@ -27,7 +27,7 @@ import traceback
 import weakref
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -554,11 +554,13 @@ class Episode:
         agent = self.task.agent(agent_id)
         fmt, rounds, username = self.obs_format, self.task.rounds, agent.username
         # texts are rendered when a team first reads them (scripted policies never do); what renders them
-        # holds the agent's own observation and brief only
+        # holds the agent's own observation and brief only, and not the Turn: a Turn in a reference cycle
+        # would outlive its turn until a full garbage collection (with its observation and everything in it)
+        obs_text = cache(partial(obs.render, fmt))  # rendered once, for the turn and its user prompt
         turn = Turn(
             agent_id=agent_id, username=username, round=rnd, observation=obs,
-            observation_text=partial(obs.render, fmt), system_prompt=self.briefs[agent_id].render,
-            user_prompt=lambda: render_user(turn.observation_text, username=username, round=rnd, max_rounds=rounds),
+            observation_text=obs_text, system_prompt=self.briefs[agent_id].render,
+            user_prompt=lambda: render_user(obs_text(), username=username, round=rnd, max_rounds=rounds),
             tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
             extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
                    "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})
