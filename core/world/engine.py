@@ -83,6 +83,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._inv_rows: dict[tuple[int, str, int], InvItem] = {}
         self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
+        self._states: dict[str, tuple[PlayerState, tuple, list]] = {}  # the last state built per player
 
     # =============================================================================================
     # setup
@@ -570,15 +571,35 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     # reading
     # =============================================================================================
     def player_state(self, agent_id: str) -> PlayerState:
+        """The player's state now. The last one built is kept per player and handed out again while nothing it
+        shows has changed (the turn, the tick's verifier and the final state read the same player over and
+        over, and most of a crowd does not change between two reads): treat it as read-only."""
         p = self._player(agent_id)
-        return PlayerState(
+        kept = self._states.get(agent_id)
+        if kept is not None and self._unchanged(p, kept[1]):
+            return kept[0]
+        st = PlayerState(
             agent_id=p.agent_id, username=p.username, x=p.x, y=p.y, hp=p.hp, max_hp=self._max_hp(p),
-            alive=p.alive, active=p.active, skills=dict(p.levels), xp=dict(p.xp),
+            alive=p.alive, active=p.active, skills=p.levels, xp=p.xp,
             inventory=[self._slot(i, k, n) for i, k, n in p.inv.filled()],
             equipment={slot: e[0] for slot, e in p.equipment.items()},
             equipment_counts={slot: e[1] for slot, e in p.equipment.items()},
             kills=dict(sorted(p.kills.items())), crafted=dict(sorted(p.crafted.items())),
             combat_level=stats.combat_level(p.levels))
+        # what it was built from, copied (inventory slots and equipment entries are lists changed in place)
+        self._states[agent_id] = (st, (
+            p.x, p.y, p.hp, p.alive, p.active, dict(p.levels), dict(p.xp), dict(p.kills), dict(p.crafted),
+            [s[:] if s is not None else None for s in p.inv.slots], {k: e[:] for k, e in p.equipment.items()}))
+        return st
+
+    @staticmethod
+    def _unchanged(p: Player, was: tuple) -> bool:
+        """Whether everything a player's state shows is as it was (``was``, copied when it was built). Skill and
+        xp dicts never lose keys (their order is fixed at join) and kills and crafted are shown sorted, so
+        dict equality is enough for them; equipment is shown in slot order, which is compared too."""
+        return (was[0] == p.x and was[1] == p.y and was[2] == p.hp and was[3] == p.alive and was[4] == p.active
+                and was[9] == p.inv.slots and was[10] == p.equipment and list(was[10]) == list(p.equipment)
+                and was[5] == p.levels and was[6] == p.xp and was[7] == p.kills and was[8] == p.crafted)
 
     def _slot(self, index: int, key: str, count: int) -> InventorySlot:
         """Inventory slots of player states are immutable values: reuse them like observation rows."""
