@@ -136,14 +136,10 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
     ctx = VerifyContext(task=task, world=world, history=history if history is not None else [])
     checkpoints: list[Checkpoint] = []
     parts: list[str] = []
-    for spec in task.verifier.checks:
-        check = lookup(spec.check)
-        if not isinstance(check, Check):
-            raise KeyError(f"task {task.id}: unknown verifier check {spec.check!r} (validate the task first)")
-        params = check.params.model_validate(spec.params)
+    for spec, check, params, name, guard in _checks(task):
         value, target = check.evaluate(ctx, params)
-        cp = Checkpoint(name=spec.name or check.label(params, task), check=spec.check, value=float(value),
-                        target=float(target), achieved=value >= target, guard=is_guard(spec))
+        cp = Checkpoint(name=name, check=spec.check, value=float(value), target=float(target),
+                        achieved=value >= target, guard=guard)
         checkpoints.append(cp)
         parts.append(checkpoint_text(cp, check.style))
     if task.verifier.python:
@@ -158,6 +154,33 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
     psr = sum(cp.achieved for cp in progress) / len(progress) if progress else 0.0
     success = bool(progress) and all(cp.achieved for cp in checkpoints)
     return VerifyResult(verifiable=True, success=success, psr=psr, checkpoints=checkpoints, message=", ".join(parts))
+
+
+# task id() -> (task, the verifier registry, its checks resolved): an episode verifies its task every round
+_RESOLVED: dict[int, tuple[Any, Any, list[tuple[Any, Check, Any, str, bool]]]] = {}
+
+
+def _checks(task: "Task") -> list[tuple[Any, Check, Any, str, bool]]:
+    """(spec, check, validated parameters, checkpoint name, guard) for each check of the task's verifier,
+    worked out once per task object and verifier registry rather than at every verification."""
+    from .. import plugins
+
+    registry = plugins.verifiers()
+    hit = _RESOLVED.get(id(task))
+    if hit is not None and hit[0] is task and hit[1] is registry:
+        return hit[2]
+    assert task.verifier is not None
+    out = []
+    for spec in task.verifier.checks:
+        check = lookup(spec.check)
+        if not isinstance(check, Check):
+            raise KeyError(f"task {task.id}: unknown verifier check {spec.check!r} (validate the task first)")
+        params = check.params.model_validate(spec.params)
+        out.append((spec, check, params, spec.name or check.label(params, task), is_guard(spec)))
+    if len(_RESOLVED) >= 256:
+        _RESOLVED.clear()
+    _RESOLVED[id(task)] = (task, registry, out)
+    return out
 
 
 def _as_checkpoints(out: Any, name: str) -> list[Checkpoint]:
