@@ -1,0 +1,55 @@
+"""The embedded engine hands out a player's last state again while nothing it shows changed: every change,
+however it is made (a tool, the tick, a test reaching into the player), gives a fresh state equal to one
+built from scratch."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from worldfix import make_world, spec  # noqa: E402
+
+from agentworld.core.world.api import PlayerState  # noqa: E402
+
+
+def fresh(w, agent_id: str) -> PlayerState:
+    w._states.clear()  # the cache is an implementation detail: a state built from scratch to compare with
+    return w.player_state(agent_id)
+
+
+def test_an_unchanged_player_gives_the_same_state_object():
+    w = make_world()
+    a = w.player_state("agent_1")
+    assert w.player_state("agent_1") is a
+    w.sleep("agent_1", 1)
+    assert w.player_state("agent_1") is a
+
+
+def test_every_kind_of_change_shows_in_the_next_state():
+    w = make_world(players=[spec("agent_1", "archer", 6, 6, inventory={"arrow": 5, "logs": 2, "bronze_axe": 1},
+                                 equipment=["copper_sword"])])
+    p = w.players["agent_1"]
+    changes = [
+        lambda: setattr(p, "x", p.x + 1),
+        lambda: setattr(p, "hp", p.hp - 1),
+        lambda: p.inv.slots[p.inv.first_slot("logs")].__setitem__(1, 7),  # a count changed in place
+        lambda: p.inv.add("stick", 1),
+        lambda: w.equip_item("agent_1", item_key="arrow"),
+        lambda: p.equipment["ammo"].__setitem__(1, 2),  # an ammo stack shot down in place
+        lambda: p.levels.__setitem__("mining", 9),
+        lambda: p.xp.__setitem__("mining", 12345),
+        lambda: p.kills.__setitem__("wolf", 1),
+        lambda: p.crafted.__setitem__("stick", 3),
+        lambda: p.equipment.__setitem__("weapon", p.equipment.pop("weapon")),  # the same, now after the ammo
+        lambda: p.equipment.pop("weapon"),
+        lambda: setattr(p, "alive", False),
+        lambda: setattr(p, "active", False),
+    ]
+    before = w.player_state("agent_1")
+    for change in changes:
+        change()
+        now = w.player_state("agent_1")
+        assert now is not before
+        want = fresh(w, "agent_1")
+        assert now.model_dump() == want.model_dump()
+        assert list(now.equipment) == list(want.equipment)
+        before = w.player_state("agent_1")
