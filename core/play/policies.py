@@ -79,6 +79,8 @@ class RandomPolicy(Policy):
         self._recipes: list[Any] | None = None
         self._by_input: dict[str, list[int]] | None = None  # item key -> indices of recipes using it
         self._map: Any = None
+        self._walk_cache: dict[tuple[int, int], list[tuple[str, dict[str, Any]]]] = {}
+        self._inventory_cache: dict[tuple, list[tuple[str, dict[str, Any]]]] = {}
 
     def _rng(self, agent_id: str) -> random.Random:
         rng = self._rngs.get(agent_id)
@@ -116,37 +118,71 @@ class RandomPolicy(Policy):
         return self._map.walkable(x, y)
 
     def candidates(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
+        """Every sensible call this turn, in a fixed order (nearby things, walks, the inventory's equips and
+        crafts, chat, sleep), filtered to the turn's tools. The arguments are shared between turns: the
+        caller copies the one it makes (:meth:`decide`)."""
         obs = turn.observation
-        allowed = {t.name for t in turn.tools}
         out: list[tuple[str, dict[str, Any]]] = []
+        inventory = obs.inventory
         for e in obs.nearby:
-            if e.kind == "resource":
+            kind = e.kind
+            if kind == "resource":
                 out.append(("harvest_resource", {"targetInstance": e.id}))
-            elif e.kind == "mob":
+            elif kind == "mob":
                 out.append(("attack_entity", {"targetInstance": e.id}))
-            elif e.kind == "ground_item":
+            elif kind == "ground_item":
                 out.append(("pickup_resource", {"targetInstance": e.id}))
-            elif e.kind == "portal" and e.distance <= 1:
+            elif kind == "portal" and e.distance <= 1:
                 out.append(("enter_portal", {}))
-            elif e.kind == "player" and obs.inventory:
-                slot = obs.inventory[len(out) % len(obs.inventory)]
+            elif kind == "player" and inventory:
+                slot = inventory[len(out) % len(inventory)]
                 out.append(("transfer_items", {"targetPlayer": e.id, "itemKey": slot.key, "count": 1}))
-        for dx, dy in ((12, 0), (-12, 0), (0, 12), (0, -12)):
-            if self.walkable(obs.x + dx, obs.y + dy):
-                out.append(("move_character", {"x": obs.x + dx, "y": obs.y + dy}))
-        for slot in obs.inventory:
-            out.append(("equip_item", {"index": slot.index}))
-        held = {s.key: s.count for s in obs.inventory}
-        for r in self._craftable(held):
-            out.append(("craft_item", {"skill": r.skill.capitalize(), "itemKey": next(iter(r.outputs)), "count": 1}))
+        out += self._walks(obs.x, obs.y)
+        out += self._inventory_calls(inventory)
+        allowed = {t.name for t in turn.tools}
         if "chat" in allowed:
-            out.append(("chat", {"message": _CHAT_LINES[len(out) % len(_CHAT_LINES)]}))
-        out.append(("sleep", {"seconds": 1}))
+            out.append(("chat", self._CHATS[len(out) % len(_CHAT_LINES)]))
+        out.append(_SLEEP)
         return [c for c in out if c[0] in allowed]
+
+    _CHATS = tuple({"message": line} for line in _CHAT_LINES)
+    _KEEP = 4096  # entries each of the caches below keeps (a long episode visits ever new tiles and inventories)
+
+    def _walks(self, x: int, y: int) -> list[tuple[str, dict[str, Any]]]:
+        """The short walks from (x, y) that end on a walkable tile (the map never changes: kept per tile)."""
+        walks = self._walk_cache.get((x, y))
+        if walks is None:
+            walks = [("move_character", {"x": x + dx, "y": y + dy})
+                     for dx, dy in ((12, 0), (-12, 0), (0, 12), (0, -12)) if self.walkable(x + dx, y + dy)]
+            if len(self._walk_cache) >= self._KEEP:
+                self._walk_cache.clear()
+            self._walk_cache[(x, y)] = walks
+        return walks
+
+    def _inventory_calls(self, inventory: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+        """Equip each slot, craft each recipe whose inputs are held: a function of the inventory alone, and a
+        team's inventories repeat (kept per inventory)."""
+        key = tuple((s.index, s.key, s.count) for s in inventory)
+        calls = self._inventory_cache.get(key)
+        if calls is None:
+            calls = [("equip_item", {"index": index}) for index, _, _ in key]
+            held = {k: n for _, k, n in key}
+            calls += [("craft_item", {"skill": r.skill.capitalize(), "itemKey": next(iter(r.outputs)), "count": 1})
+                      for r in self._craftable(held)]
+            if len(self._inventory_cache) >= self._KEEP:
+                self._inventory_cache.clear()
+            self._inventory_cache[key] = calls
+        return calls
 
     def decide(self, turn: Turn) -> Decision:
         options = self.candidates(turn)
-        return self._rng(turn.agent_id).choice(options) if options else None
+        if not options:
+            return None
+        tool, args = self._rng(turn.agent_id).choice(options)
+        return tool, dict(args)
+
+
+_SLEEP = ("sleep", {"seconds": 1})
 
 
 def make_policy(name: str, seed: int = 0, reference_plan: Any = None) -> Policy:
