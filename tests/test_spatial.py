@@ -63,13 +63,14 @@ def test_nearest_stops_early_but_returns_the_true_nearest():
             self.i, self.x, self.y = i, x, y
 
     rng = random.Random(3)
-    cells = Cells(size=4)
-    things = [Thing(i, rng.randrange(100), rng.randrange(100)) for i in range(2000)]
-    for t in things:
-        cells.put(t.i, t)
-    for _ in range(100):
-        x, y, r, k = rng.randrange(100), rng.randrange(100), rng.randrange(1, 40), rng.randrange(0, 30)
-        want = sorted((abs(t.x - x) + abs(t.y - y), t.i) for t in things
-                      if abs(t.x - x) + abs(t.y - y) <= r and t.i % 5)[:k]
-        got = [(d, t.i) for d, t in cells.nearest(x, y, r, k, lambda t: t.i % 5 != 0, lambda t: t.i)]
-        assert got == want
+    for count in (2000, 60):  # a crowd (the early stop) and a sparse world (fewer round a tile than the limit)
+        cells = Cells(size=4)
+        things = [Thing(i, rng.randrange(100), rng.randrange(100)) for i in range(count)]
+        for t in things:
+            cells.put(t.i, t)
+        for _ in range(100):
+            x, y, r, k = rng.randrange(100), rng.randrange(100), rng.randrange(1, 40), rng.randrange(0, 30)
+            want = sorted((abs(t.x - x) + abs(t.y - y), t.i) for t in things
+                          if abs(t.x - x) + abs(t.y - y) <= r and t.i % 5)[:k]
+            got = [(d, t.i) for d, t in cells.nearest(x, y, r, k, lambda t: t.i % 5 != 0, lambda t: t.i)]
+            assert got == want

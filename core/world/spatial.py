@@ -69,14 +69,29 @@ class Cells:
         if limit <= 0:
             return []
         buckets, size = self.buckets, self.size
-        order = []
+        present = []
+        total = 0
+        xs = range((x - radius) // size, (x + radius) // size + 1)
         for cy in range((y - radius) // size, (y + radius) // size + 1):
-            dy = max(cy * size - y, 0, y - (cy * size + size - 1))
-            for cx in range((x - radius) // size, (x + radius) // size + 1):
+            for cx in xs:
                 bucket = buckets.get((cx, cy))
                 if bucket:
-                    dx = max(cx * size - x, 0, x - (cx * size + size - 1))
-                    order.append((dx + dy, cy, cx, bucket))
+                    present.append((cy, cx, bucket))
+                    total += len(bucket)
+        if total <= limit:  # no more things round here than the list takes: all of those within reach, in order
+            found = []
+            for _, _, bucket in present:
+                for thing in bucket.values():
+                    d = abs(thing.x - x) + abs(thing.y - y)
+                    if d <= radius and keep(thing):
+                        found.append((d, thing))
+            found.sort(key=lambda t: (t[0], key(t[1])))
+            return found
+        order = []
+        for cy, cx, bucket in present:
+            dy = max(cy * size - y, 0, y - (cy * size + size - 1))
+            dx = max(cx * size - x, 0, x - (cx * size + size - 1))
+            order.append((dx + dy, cy, cx, bucket))
         order.sort(key=lambda t: t[:3])
         found: list[tuple[int, Any]] = []
         # `cut`: the distance of the limit-th closest thing found so far (radius until `limit` are found):
