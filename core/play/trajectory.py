@@ -25,15 +25,18 @@ class TrajectoryWriter:
     def __init__(self, path: str | Path, *, fsync: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] | None = self.path.open("w", encoding="utf-8")
+        # unbuffered bytes: each line goes to the file in one write, as pydantic encodes it (UTF-8 JSON, the
+        # text model_dump_json gives), with no text layer to encode it again nor a buffer to flush
+        self._fh: IO[bytes] | None = self.path.open("wb", buffering=0)
         self._fsync = fsync
         self.count = 0
 
     def write(self, event: AnyEvent) -> None:
         if self._fh is None:
             raise ValueError(f"trajectory writer for {self.path} is closed")
-        self._fh.write(event.model_dump_json() + "\n")  # every field, defaults included: a line is a whole event
-        self._fh.flush()
+        line = event.__pydantic_serializer__.to_json(event) + b"\n"  # every field, defaults included: a whole event
+        while line:  # a raw write may take part of it (a full disk raises)
+            line = line[self._fh.write(line):]
         if self._fsync:
             os.fsync(self._fh.fileno())
         self.count += 1
