@@ -27,7 +27,6 @@ import traceback
 import weakref
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -51,8 +50,17 @@ from ..world.api import PlayerState, World, WorldUnavailable
 Progress = Callable[[Any], Any]  # called with every event; a returned text asks the episode to stop (budget)
 
 
+_SECOND: list[Any] = [None, ""]  # the last whole second a timestamp was made in, and its text
+
+
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    """UTC now, ISO 8601 to the millisecond (``datetime.isoformat(timespec="milliseconds")``'s text); the
+    date and time of day are formatted once a second (every event is stamped)."""
+    t = time.time()
+    second = int(t)
+    if second != _SECOND[0]:
+        _SECOND[:] = [second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")]
+    return f"{_SECOND[1]}.{int((t - second) * 1000):03d}+00:00"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -356,6 +364,7 @@ class Episode:
         self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active)
         self.actions_used = {a: 0 for a in self.agent_ids}
         self.last_result: dict[str, ToolResult] = {}
+        self._statuses: dict[str, tuple[PlayerState, AgentStatus]] = {}  # per agent: its last state and status
         self.history: list[tuple[str, Effects]] = []
         # events go to trajectory.jsonl as they happen; only an episode with no out_dir keeps them in memory
         self._events: list[Any] = []
@@ -556,7 +565,13 @@ class Episode:
         # texts are rendered when a team first reads them (scripted policies never do); what renders them
         # holds the agent's own observation and brief only, and not the Turn: a Turn in a reference cycle
         # would outlive its turn until a full garbage collection (with its observation and everything in it)
-        obs_text = cache(partial(obs.render, fmt))  # rendered once, for the turn and its user prompt
+        rendered: list[str] = []
+
+        def obs_text() -> str:  # rendered once, for the turn and its user prompt
+            if not rendered:
+                rendered.append(obs.render(fmt))
+            return rendered[0]
+
         turn = Turn(
             agent_id=agent_id, username=username, round=rnd, observation=obs,
             observation_text=obs_text, system_prompt=self.briefs[agent_id].render,
@@ -596,7 +611,7 @@ class Episode:
         refused = self.gate.stray.pop(agent_id, []) + rec.refused
         self._counts["refused"] += len(refused)
         st = self.world.player_state(agent_id)  # the one state read of this turn
-        status = agent_status(self.world, agent_id, st)
+        status = self._status(agent_id, st)
         self._retire_if_done(agent_id, rec, result, st)
         harness = pre + rec.tool_s + (time.perf_counter() - t1)
         raw_calls = list(trace.raw_calls) or [RawCall(name=sanitize(str(c.get("name"))),
@@ -622,6 +637,16 @@ class Episode:
         self.harness_s += harness + record
         if self.gate.world_error is not None:
             raise self.gate.world_error
+
+    def _status(self, agent_id: str, st: PlayerState) -> Any:
+        """The turn event's picture of the agent: the last one again when the world handed out the same state
+        object (the embedded world does while nothing in it changed: a sleep, a chat, a refused action)."""
+        kept = self._statuses.get(agent_id)
+        if kept is not None and kept[0] is st:
+            return kept[1]
+        status = agent_status(self.world, agent_id, st)
+        self._statuses[agent_id] = (st, status)
+        return status
 
     def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool,
                harness_error: str | None) -> None:
