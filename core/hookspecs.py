@@ -13,10 +13,17 @@ Built-in plugins are loaded by module path (``core/plugins.py``); third-party pl
 
     [project.entry-points.agentworld]
     myframe = "myframe_agentworld"
+
+Keep the registering module tiny, as simonw/llm's plugins do: every command imports the plugin host, so a
+plugin module is imported by runs that never use it. :func:`lazy` registers a factory by path, imported on
+its first call::
+
+    register("myframe", lazy("myframe_agentworld.team:make_team"), description="My framework")
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable
 
 import pluggy
@@ -25,6 +32,32 @@ hookspec = pluggy.HookspecMarker("agentworld")
 hookimpl = pluggy.HookimplMarker("agentworld")
 
 Register = Callable[..., None]
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """A factory standing for ``"package.module:function"``, imported on its first call. Attributes of the
+    function (a framework's ``check_installed``) are reached through it the same way."""
+    module, _, name = target.partition(":")
+    if not module or not name:
+        raise ValueError(f"lazy({target!r}): give the factory as 'package.module:function'")
+
+    def load() -> Callable[..., Any]:
+        return getattr(importlib.import_module(module), name)
+
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        return load()(*args, **kwargs)
+
+    def check_installed() -> None:
+        check = getattr(load(), "check_installed", None)
+        if check is not None:
+            check()
+
+    factory.check_installed = check_installed  # type: ignore[attr-defined]
+    factory.__name__ = name
+    factory.__qualname__ = name
+    factory.__module__ = module
+    factory.__doc__ = f"{target}, imported on first use."
+    return factory
 
 
 @hookspec

@@ -3,6 +3,12 @@
 Built-in plugins are registered by module path, third-party ones from the ``agentworld`` entry-point group.
 Registries are built lazily on first use and cached; ``reset()`` rebuilds them (tests use it after
 registering a plugin object by hand).
+
+Every command that reads a registry imports every plugin module, so start-up is kept cheap in three ways:
+the registering modules are small and name their implementations lazily (``hookspecs.lazy``: the framework
+plugins import their teams on first use); a plugin is searched for hook implementations by the hook names
+only (pluggy would otherwise inspect every attribute of every module); and the entry points are read from
+the installed distributions once per process.
 """
 
 from __future__ import annotations
@@ -70,18 +76,34 @@ class Registered:
 _pm: pluggy.PluginManager | None = None
 _registries: dict[str, dict[str, Registered]] | None = None
 _sources: dict[str, str] = {}
+# the entry-point plugins as first loaded in this process: (name, plugin, distribution name)
+_entrypoints: list[tuple[str, Any, str]] | None = None
+# the hooks of hookspecs.py: the only names a plugin is searched for
+HOOK_NAMES = frozenset(n for n, f in vars(hookspecs).items() if hasattr(f, "agentworld_spec"))
+
+
+class _Host(pluggy.PluginManager):
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if name not in HOOK_NAMES:  # imports, classes, helpers: never a hook (pluggy would inspect each one)
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+def _new_manager() -> pluggy.PluginManager:
+    pm = _Host("agentworld")
+    pm.add_hookspecs(hookspecs)
+    return pm
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
     global _pm
     if _pm is None:
-        pm = pluggy.PluginManager("agentworld")
-        pm.add_hookspecs(hookspecs)
+        pm = _new_manager()
         for path in DEFAULT_PLUGINS:
             pm.register(importlib.import_module(path), name=path)
             _sources[path] = "builtin"
-        for plugin, dist in _load_entrypoints(pm):
-            _sources[pm.get_name(plugin) or repr(plugin)] = f"entrypoint:{dist}"
+        for name, dist in _load_entrypoints(pm):
+            _sources[name] = f"entrypoint:{dist}"
         _pm = pm
     return _pm
 
@@ -93,17 +115,25 @@ def register_commands(cli: Any) -> None:
     if _pm is not None:
         _pm.hook.register_commands(cli=cli)
         return
-    pm = pluggy.PluginManager("agentworld")
-    pm.add_hookspecs(hookspecs)
+    pm = _new_manager()
     for path in COMMAND_PLUGINS:
         pm.register(importlib.import_module(path), name=path)
-    pm.load_setuptools_entrypoints("agentworld")
+    _load_entrypoints(pm)
     pm.hook.register_commands(cli=cli)
 
 
-def _load_entrypoints(pm: pluggy.PluginManager) -> list[tuple[Any, str]]:
-    pm.load_setuptools_entrypoints("agentworld")
-    return [(p, d.metadata["name"]) for p, d in pm.list_plugin_distinfo()]
+def _load_entrypoints(pm: pluggy.PluginManager) -> list[tuple[str, str]]:
+    """Register the ``agentworld`` entry points' plugins with ``pm``: (name, distribution) of each. The
+    installed distributions are read once per process; a second manager gets the same plugin objects."""
+    global _entrypoints
+    if _entrypoints is None:
+        pm.load_setuptools_entrypoints("agentworld")
+        _entrypoints = [(pm.get_name(p) or repr(p), p, d.metadata["name"]) for p, d in pm.list_plugin_distinfo()]
+    else:
+        for name, plugin, _ in _entrypoints:
+            if not pm.has_plugin(name) and not pm.is_blocked(name):
+                pm.register(plugin, name=name)
+    return [(name, dist) for name, _, dist in _entrypoints if pm.has_plugin(name)]
 
 
 def register_plugin(obj: Any, name: str | None = None) -> None:

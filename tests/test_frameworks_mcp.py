@@ -163,10 +163,10 @@ async def test_native_clients_offer_the_model_the_in_process_tool_definitions(ta
     in-process tools give the model (after the documented normalisation of AutoGen's McpWorkbench)."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from agentworld.plugins.agents.autogen_agent import _autogen_classes, seat_workbench_class
-    from agentworld.plugins.agents.camel_agent import camel_tool, mcp_function_tools
+    from agentworld.plugins.agents.autogen_team import _autogen_classes, seat_workbench_class
+    from agentworld.plugins.agents.camel_team import camel_tool, mcp_function_tools
     from agentworld.plugins.agents.common import ToolRouter, tool_bindings
-    from agentworld.plugins.agents.langgraph_agent import langchain_tool, mcp_tools
+    from agentworld.plugins.agents.langgraph_team import langchain_tool, mcp_tools
 
     router = ToolRouter("agent_1")
     bindings = tool_bindings(None, router)

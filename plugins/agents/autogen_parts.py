@@ -21,7 +21,7 @@ from .common import (HistoryBudget, MalformedResponse, ToolBinding, ToolRouter, 
                      split_turns)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .autogen_agent import AutoGenTeam
+    from .autogen_team import AutoGenTeam
 
 
 def _tool_names(group: list[Any]) -> list[str]:
