@@ -12,6 +12,11 @@ import sys
 from agentworld.core import plugins
 
 HEAVY = ("pydantic", "yaml", "rich", "jinja2", "numpy", "networkx", "asyncio", "httpx", "mcp", "PIL")
+# what the README's first episode (a scripted team on a warm world cache) has no use for: numpy only builds
+# worlds, Jinja2 renders prompts no scripted team reads, the framework teams are imported when one is made
+NOT_FOR_A_SCRIPTED_RUN = ("numpy", "jinja2", "networkx", "httpx", "mcp", "PIL", "openai", "uvicorn", "starlette",
+                          "agentworld.plugins.agents.common", "agentworld.plugins.agents.openai_team",
+                          "agentworld.core.world.generate", "agentworld.core.cce")
 
 
 def test_the_command_line_imports_no_heavy_library():
@@ -42,3 +47,19 @@ def test_commands_come_from_the_full_host_once_it_exists():
     group = click.Group("agentworld")
     plugins.register_commands(group)
     assert {"run", "tasks", "bench", "serve"} <= set(group.commands)
+
+
+def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
+    """`agentworld run --task task_01_staff --framework oracle` on a warm world cache (the first run warms it)."""
+    code = ("import json, sys\n"
+            "from agentworld.core.cli import main\n"
+            f"sys.argv = ['agentworld', 'run', '--task', 'task_01_staff', '--framework', 'oracle', '--out', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "warm")], capture_output=True, timeout=300, check=True)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
+                         timeout=300, check=True)
+    modules = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded = {m for m in modules for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
+    assert not loaded, f"the README episode imported {sorted(loaded)}"
+    assert (tmp_path / "run" / "results.jsonl").exists()

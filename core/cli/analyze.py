@@ -3,7 +3,6 @@ with human labels (``analyze import-labels FILE RUN_DIR --judge LABEL``). See do
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from pathlib import Path
@@ -118,6 +117,8 @@ def read_label_rows(path: Path) -> list[dict[str, str]]:
     """
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".csv":
+        import csv
+
         rows = list(csv.DictReader(text.splitlines()))
     else:
         stripped = text.strip()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -20,6 +19,8 @@ from ..hookspecs import hookimpl
 
 
 def default_out() -> Path:
+    from importlib import resources  # not at import: every command line start imports this module
+
     return Path(str(resources.files("agentworld.tasks"))) / "augmented"
 
 

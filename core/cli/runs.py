@@ -67,7 +67,9 @@ class SingleEpisodeView:
     def run_started(self, total: int, already_done: int) -> None:
         from rich.live import Live
 
-        self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=True)
+        # rendered by the display's refresh (8 times a second, and when it stops) from the current state, not
+        # once per event: an oracle episode has hundreds of events a second
+        self.live = Live(console=self.console, refresh_per_second=8, transient=True, get_renderable=self._render)
         self.live.start()
 
     def episode_started(self, job: Any) -> None:
@@ -85,8 +87,6 @@ class SingleEpisodeView:
             self.last.append(event)
         elif isinstance(event, TickEvent):
             self.checkpoints = event.checkpoints_passed
-        if self.live is not None:
-            self.live.update(self._render())
 
     def _render(self) -> Any:
         from rich.console import Group
@@ -100,7 +100,7 @@ class SingleEpisodeView:
         table.add_column("agent")
         table.add_column("action")
         table.add_column("result", overflow="ellipsis", no_wrap=True, max_width=70)
-        for ev in self.last:
+        for ev in tuple(self.last):  # a copy: the display's thread renders while the episode appends
             style = "green" if ev.ok else ("yellow" if ev.tool else "dim")
             table.add_row(str(ev.round), ev.username or ev.agent, describe_action(ev),
                           Text(ev.result.replace("\n", " "), style=style))

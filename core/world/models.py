@@ -27,7 +27,9 @@ Station = Literal["furnace", "anvil", "fire", "workbench", "loom"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a world loaded from the built-world cache is unpickled, never validated, so most of these
+    # models never need their validators; each is built on its first validation (a data pack being read)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ItemStats(_Strict):

@@ -38,7 +38,8 @@ Origin = Literal["crafted", "harvested", "looted", "picked_up", "kit"]
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # defer_build: a check's parameters are built on first validation, so a run pays only for its task's checks
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class _Who(_Params):
