@@ -65,6 +65,9 @@ def test_startup_json():
     episode = names.index("agentworld run --task task_01_staff --framework oracle")
     assert names[episode + 1].strip().startswith("of which the episode itself")
     assert out["rows"][episode + 1]["ms"] < out["rows"][episode]["ms"]
+    assert out["floor_cpu_ms"] == out["rows"][0]["cpu_ms"] > 0  # CPU time of each command beside its wall time
+    assert out["rows"][episode]["cpu_ms"] > out["floor_cpu_ms"] and out["rows"][episode + 1]["cpu_ms"] is None
+    assert len(out["load_average"]) == 2
     mode = out["mode"]
     assert mode["install"] in ("editable", "regular") and mode["install"] in mode["text"]
     assert isinstance(mode["pyc_agentworld"], bool) and isinstance(mode["pyc_dependencies"], bool)

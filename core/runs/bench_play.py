@@ -222,11 +222,17 @@ def startup_mode() -> dict[str, Any]:
 
 
 def bench_startup(repeat: int = 5) -> dict[str, Any]:
-    """Median wall time of each command in a fresh process; the README's episode writes to a temp folder, and
-    its own wall time (``wall_s`` in its results.jsonl) is reported beside it. ``mode`` says how agentworld is
-    installed and whether modules start from cached bytecode (checked after the runs, which may write it)."""
+    """Median wall time (and CPU time: user + system, which a busy machine inflates less) of each command in a
+    fresh process. The commands take turns, round after round, so the floor and the commands see the same
+    load; the README's episode writes to a temp folder, and its own wall time (``wall_s`` in its
+    results.jsonl) is reported beside it. ``mode`` says how agentworld is installed and whether modules start
+    from cached bytecode (checked after the runs, which may write it); ``load_average`` is the 1-minute
+    load average before and after."""
+    import resource
+
     exe = Path(sys.executable).with_name("agentworld")
     agentworld = [str(exe)] if exe.exists() else [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
+    load_before = _load_average()
     with tempfile.TemporaryDirectory() as tmp:
         commands = {
             "python -c pass (floor)": [sys.executable, "-c", "pass"],
@@ -234,29 +240,43 @@ def bench_startup(repeat: int = 5) -> dict[str, Any]:
             README_EPISODE: [*agentworld, "run", "--task", "task_01_staff", "--framework", "oracle", "--out", "{out}"],
         }
         subprocess.run([sys.executable, "-c", STARTUP_WARM_LOAD], capture_output=True)  # warm the world cache
-        rows = []
+        wall: dict[str, list[float]] = {name: [] for name in commands}
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
         episode_s = []
-        for name, cmd in commands.items():
-            times = []
-            for i in range(repeat):
-                out = Path(tmp) / f"{len(rows)}-{i}"  # a fresh run folder each time
+        for i in range(repeat):
+            for k, (name, cmd) in enumerate(commands.items()):
+                out = Path(tmp) / f"{k}-{i}"  # a fresh run folder each time
                 argv = [a.replace("{out}", str(out)) for a in cmd]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp)
-                times.append((time.perf_counter() - t0) * 1000)
+                wall[name].append((time.perf_counter() - t0) * 1000)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[name].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
                 if done.returncode != 0:
                     raise RuntimeError(f"`{name}` failed:\n{done.stderr[-2000:]}")
                 if (out / "results.jsonl").exists():
                     episode_s += [json.loads(line)["wall_s"] for line in
                                   (out / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-            rows.append({"command": name, "ms": statistics.median(times)})
+        rows = []
+        for name in commands:
+            rows.append({"command": name, "ms": statistics.median(wall[name]), "cpu_ms": statistics.median(cpu[name])})
             if name == README_EPISODE and episode_s:
                 rows.append({"command": "  of which the episode itself (wall_s in its results.jsonl)",
-                             "ms": statistics.median(episode_s) * 1000})
+                             "ms": statistics.median(episode_s) * 1000, "cpu_ms": None})
         loads = [float(subprocess.run([sys.executable, "-c", STARTUP_WARM_LOAD], capture_output=True, text=True,
                                       check=True).stdout.strip()) for _ in range(repeat)]
-        rows.append({"command": "load_world() with a warm cache (in process)", "ms": statistics.median(loads)})
-    return {"rows": rows, "floor_ms": rows[0]["ms"], "mode": startup_mode()}
+        rows.append({"command": "load_world() with a warm cache (in process)", "ms": statistics.median(loads),
+                     "cpu_ms": None})
+    return {"rows": rows, "floor_ms": rows[0]["ms"], "floor_cpu_ms": rows[0]["cpu_ms"], "mode": startup_mode(),
+            "load_average": [load_before, _load_average()]}
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not on every platform
+        return None
 
 
 # -- concurrency -------------------------------------------------------------------------------------------
