@@ -51,7 +51,9 @@ class ModelSpecError(ValueError):
 class ModelSpec(BaseModel):
     """Which model a team uses and how it is called."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built on first validation: a run of a scripted team imports this module (team factories) but never
+    # makes a model spec
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     provider: Provider
     model: str = Field(min_length=1)
