@@ -53,3 +53,16 @@ def test_every_kind_of_change_shows_in_the_next_state():
         assert now.model_dump() == want.model_dump()
         assert list(now.equipment) == list(want.equipment)
         before = w.player_state("agent_1")
+
+
+def test_a_flood_of_chat_shows_the_last_messages_and_counts_every_dropped_one():
+    w = make_world()
+    for n in (29, 30, 31, 59, 60, 61, 130):  # each side of the observation's limit and of the mailbox's cut-back
+        for i in range(n):
+            w.chat("agent_1", f"m{i}")
+        peek, obs = w.peek("agent_2"), w.observe("agent_2")
+        assert peek.chat == obs.chat and peek.notes == obs.notes
+        assert [m.text for m in obs.chat] == [f"m{i}" for i in range(max(0, n - 30), n)]
+        dropped = [note for note in obs.notes if "dropped" in note]
+        assert dropped == ([f"{n - 30} older chat message(s) were dropped (only the last 30 are kept)."] if n > 30 else [])
+        assert w.observe("agent_2").chat == []

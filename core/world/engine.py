@@ -191,7 +191,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         if global_:
-            recipients = list(self._others(p))
+            recipients = self._others(p)
             scope = "global"
         else:
             recipients = self._players_near(p, self.rules.chat_radius)
@@ -202,7 +202,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return self._deliver(p, message, "team", list(self._others(p)))
+        return self._deliver(p, message, "team", self._others(p))
 
     def enter_portal(self, agent_id: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -701,9 +701,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return ToolResult.fail("not_active", f"You have left the episode ({p.left_reason or 'inactive'}) and cannot act.")
         return p
 
-    def _others(self, p: Player):
+    def _others(self, p: Player) -> list[Player]:
         """Every other player still in play, in join order (the order of ``self.players``)."""
-        return (q for q in self.players.values() if q is not p and q.active and q.alive)
+        return [q for q in self.players.values() if q is not p and q.active and q.alive]
 
     def _players_near(self, p: Player, radius: int) -> list[Player]:
         """Other players in play within Manhattan ``radius`` of ``p``, in join order (from the player index)."""
@@ -719,11 +719,15 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
 
     def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player]) -> ToolResult:
         msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)
+        # a mailbox shows its last MAX_CHAT_SHOWN messages (observe.py counts the rest as dropped); it is cut
+        # back now and then rather than at every message: a team chat reaches every player
         for q in recipients:
-            q.mailbox.append(msg)
-            if len(q.mailbox) > MAX_CHAT_SHOWN:
-                del q.mailbox[0]
-                q.chat_dropped += 1
+            mailbox = q.mailbox
+            mailbox.append(msg)
+            if len(mailbox) >= 2 * MAX_CHAT_SHOWN:
+                cut = len(mailbox) - MAX_CHAT_SHOWN
+                del mailbox[:cut]
+                q.chat_dropped += cut
         who = ", ".join(q.username for q in recipients) or "nobody"
         if scope == "local" and not recipients:
             who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"

@@ -12,7 +12,7 @@ from .models import MobTypeDef, NodeTypeDef
 from .spatial import CELL, Cells
 
 __all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "manhattan"]
-MAX_CHAT_SHOWN = 30  # chat messages kept per mailbox between two observations (older ones are dropped)
+MAX_CHAT_SHOWN = 30  # chat messages an observation shows (the last ones since the previous observation; older ones are dropped)
 
 
 def manhattan(ax: int, ay: int, bx: int, by: int) -> int:

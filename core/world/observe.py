@@ -49,9 +49,11 @@ class ObservationMixin:
             if len(nearby) < r.max_nearby:
                 nearby.append(self._entity(d, eid, kind, ref))
         notes = p.notes + notes
-        chat = list(p.mailbox)
-        if p.chat_dropped:
-            notes.append(f"{p.chat_dropped} older chat message(s) were dropped (only the last {MAX_CHAT_SHOWN} are kept).")
+        over = len(p.mailbox) - MAX_CHAT_SHOWN  # the mailbox is cut back to its last messages only now and then
+        chat = p.mailbox[-MAX_CHAT_SHOWN:] if over > 0 else list(p.mailbox)
+        dropped = p.chat_dropped + max(over, 0)
+        if dropped:
+            notes.append(f"{dropped} older chat message(s) were dropped (only the last {MAX_CHAT_SHOWN} are kept).")
         if consume:
             p.notes, p.mailbox, p.chat_dropped = [], [], 0
         inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
