@@ -69,6 +69,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref)]
         # (nodes and mobs by placement, resolved to their live state when found; portals, stations, npcs)
         self._cells = fixed.cells
+        self._fixed = fixed
         self._places = fixed.places
 
         self.players: dict[str, Player] = {}
@@ -779,17 +780,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _static_near(self, x: int, y: int, radius: int):
         """(distance, kind, ref) of every bucketed entity (node, mob, portal end, station, NPC) within
         Manhattan ``radius`` of (x, y), in bucket order (callers sort). Nodes and mobs come as live state."""
-        cells = self._cells
-        for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
-            for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
-                for ex, ey, kind, ref in cells.get((cx, cy), ()):
-                    d = abs(ex - x) + abs(ey - y)
-                    if d <= radius:
-                        if kind == "resource":
-                            ref = self.nodes[ref.id]
-                        elif kind == "mob":
-                            ref = self.mobs[ref.id]
-                        yield d, kind, ref
+        nodes, mobs = self.nodes, self.mobs
+        for d, kind, ref, eid in self._fixed.near(x, y, radius):
+            if kind == "resource":
+                ref = nodes[eid]
+            elif kind == "mob":
+                ref = mobs[eid]
+            yield d, kind, ref
 
     def _stackable(self, item: str) -> bool:
         d = self.items.get(item)
@@ -943,6 +940,32 @@ class FixedIndex:
                 for cx in range((lm.x - lm.radius) // CELL, (lm.x + lm.radius) // CELL + 1):
                     places[(cx, cy)].append(lm)
         self.places = dict(places)
+        self._near: dict[tuple[int, int, int], tuple[tuple[int, str, Any, str], ...]] = {}
+
+    NEAR_KEEP = 20_000  # (tile, radius) answers kept (a few entities each; cleared when full)
+
+    def near(self, x: int, y: int, radius: int) -> tuple[tuple[int, str, Any, str], ...]:
+        """(distance, kind, placement or fixed thing, entity id) of every fixed thing within Manhattan ``radius``
+        of (x, y), in bucket order: kept per tile and radius (nothing here ever moves, and an agent that did
+        not move asks again next turn)."""
+        key = (x, y, radius)
+        found = self._near.get(key)
+        if found is None:
+            out = []
+            cells = self.cells
+            for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
+                for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
+                    for ex, ey, kind, ref in cells.get((cx, cy), ()):
+                        d = abs(ex - x) + abs(ey - y)
+                        if d <= radius:
+                            eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station"
+                                                                 else ref.id)
+                            out.append((d, kind, ref, eid))
+            found = tuple(out)
+            if len(self._near) >= self.NEAR_KEEP:
+                self._near.clear()
+            self._near[key] = found
+        return found
 
 
 def fixed_index(loaded: LoadedWorld) -> FixedIndex:

@@ -32,8 +32,12 @@ class ObservationMixin:
         r = self.rules
         vr = r.view_radius
         cands: list[tuple[int, str, str, Any]] = []
-        for d, kind, ref in self._static_near(p.x, p.y, vr):
-            eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station" else ref.id)
+        nodes, mobs = self.nodes, self.mobs
+        for d, kind, ref, eid in self._fixed.near(p.x, p.y, vr):  # nodes and mobs as their live state
+            if kind == "resource":
+                ref = nodes[eid]
+            elif kind == "mob":
+                ref = mobs[eid]
             cands.append((d, eid, kind, ref))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
         for d, q in self._nearest_players(p, vr, r.max_nearby):
