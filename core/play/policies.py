@@ -205,11 +205,19 @@ class PolicyTeam(Team):
 
     def __init__(self, policy: Policy):
         self.policy = policy
+        self._outcomes: dict[str | None, TurnOutcome] = {}  # per tool: the episode only reads outcomes
 
     async def act(self, turn: Turn) -> TurnOutcome:
         decision = self.policy.decide(turn)
         if decision is None:
-            return TurnOutcome(thinking=f"{self.policy.name}: no action")
+            return self._outcome(None)
         tool, args = decision
         await turn.port.call(tool, args)
-        return TurnOutcome(thinking=f"{self.policy.name}: {tool}")
+        return self._outcome(tool)
+
+    def _outcome(self, tool: str | None) -> TurnOutcome:
+        outcome = self._outcomes.get(tool)
+        if outcome is None:
+            outcome = self._outcomes[tool] = TurnOutcome(
+                thinking=f"{self.policy.name}: {'no action' if tool is None else tool}")
+        return outcome
