@@ -63,3 +63,38 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     loaded = {m for m in modules for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
     assert not loaded, f"the README episode imported {sorted(loaded)}"
     assert (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, monkeypatch):
+    """The collector is off while a run starts (imports, task, world) and on again for the episodes, also
+    when the start fails."""
+    import gc
+
+    from click.testing import CliRunner
+
+    from agentworld.core.cli import cli
+
+    seen = []
+    import asyncio
+
+    from agentworld.core.runs import runner
+
+    real = asyncio.run
+    monkeypatch.setattr(asyncio, "run", lambda coro: seen.append(("episodes", gc.isenabled())) or real(coro))
+    real_init = runner.Runner.__init__
+
+    def init(self, *a, **k):
+        seen.append(("start", gc.isenabled()))
+        real_init(self, *a, **k)
+
+    monkeypatch.setattr(runner.Runner, "__init__", init)
+    plugins.register_commands(cli)
+    assert gc.isenabled()
+    bad = CliRunner().invoke(cli, ["run", "--task", "no_such_task", "--framework", "oracle", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "no_such_task" in bad.output and gc.isenabled()
+    assert seen == [("start", False)]
+    seen.clear()
+    ok = CliRunner().invoke(cli, ["run", "--task", "task_01_staff", "--framework", "oracle", "--no-progress",
+                                  "--out", str(tmp_path / "run")])
+    assert ok.exit_code == 0, ok.output
+    assert seen == [("start", False), ("episodes", True)] and gc.isenabled()
