@@ -15,7 +15,6 @@ first use, for the code that computes with whole grids (regions, rendering, stat
 from __future__ import annotations
 
 import hashlib
-import heapq
 from array import array
 from typing import TYPE_CHECKING
 
@@ -23,10 +22,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 Point = tuple[int, int]
-
-
-class SearchBudgetExceeded(Exception):
-    """A path search expanded more tiles than its ``max_expand`` allowed (the caller may retry cheaper)."""
 
 
 class GameMap:
@@ -50,7 +45,7 @@ class GameMap:
         if components is not None and components.shape != walkable.shape:
             raise ValueError(f"component labels {components.shape} and walkable grid {walkable.shape} differ in shape")
         self._components: array | None = _labels_array(components) if components is not None else None
-        self._regions = None  # regions.Regions, built by pathing.regions_of on the first search that needs it
+        self._regions = None  # regions.Regions (landmark bounds), built by pathing.regions_of with the world
         self._views: dict[str, np.ndarray] = {}
 
     # -- storage: what the built-world cache pickles is the flat grids, never numpy arrays ---------
@@ -138,76 +133,20 @@ class GameMap:
         """Walkable tiles next to (x, y), e.g. where to stand to harvest a node on (x, y)."""
         return [(x + dx, y + dy) for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1)) if self.walkable(x + dx, y + dy)]
 
-    def find_path(self, start: Point, goal: Point, max_len: int | None = None, *, reach: int = 0,
-                  weight: float = 1.0, max_expand: int | None = None,
-                  within: "tuple[list[int], set[int]] | None" = None) -> list[Point] | None:
+    def find_path(self, start: Point, goal: Point, max_len: int | None = None, *,
+                  reach: int = 0) -> list[Point] | None:
         """Shortest 4-connected path from ``start`` to within ``reach`` tiles (Manhattan) of ``goal``.
 
         The path excludes start and includes its last tile; ``[]`` when already within reach. ``None``
         when no such path exists or (with ``max_len``) it is longer than ``max_len`` steps. With
         ``reach=0`` the goal itself must be walkable ("stand on it"); with ``reach >= 1`` it may be blocked
-        ("stand next to this tree"). ``weight > 1`` is weighted A*: a slightly longer path for far fewer
-        expansions around obstacles (``max_len`` is then exact no more). ``max_expand`` bounds the work:
-        :class:`SearchBudgetExceeded` past it. ``within`` = (label of every tile, allowed labels) confines the
-        search to tiles whose label is allowed (a corridor of ``regions.Regions``). Ties are broken by a fixed
-        order, so the same query always returns the same path.
+        ("stand next to this tree"). Of the shortest paths, the one that at each step takes the first of
+        up, left, right, down that stays on a shortest path (``pathsearch.py``: exact, bounded work; the
+        engine asks through ``pathing.route``, which caches answers).
         """
-        sx, sy = start
-        tx, ty = goal
-        if abs(sx - tx) + abs(sy - ty) <= reach:
-            return []
-        if not self.walkable(sx, sy):
-            return None
-        if reach == 0 and not self.connected(start, goal):  # O(1) refusal instead of flooding the area
-            return None
-        if max_len is not None and abs(sx - tx) + abs(sy - ty) - reach > max_len:
-            return None
-        w, hgt, walk = self.width, self.height, self._walk
-        s = sy * w + sx
-        gscore = {s: 0}
-        came: dict[int, int] = {}
-        # (f, -g, counter, tile): prefer deeper tiles on ties, which keeps open-terrain searches narrow
-        heap = [((abs(sx - tx) + abs(sy - ty) - reach) * weight, 0, 0, s)]
-        counter = expanded = 0
-        found = -1
-        while heap:
-            _, neg_g, _, cur = heapq.heappop(heap)
-            cg = -neg_g
-            if cg > gscore[cur]:  # a stale entry: this tile was reached more cheaply since
-                continue
-            cy, cx = divmod(cur, w)
-            if abs(cx - tx) + abs(cy - ty) <= reach:
-                found = cur
-                break
-            expanded += 1
-            if max_expand is not None and expanded > max_expand:
-                raise SearchBudgetExceeded(expanded)
-            ng = cg + 1
-            for nx, ny in ((cx, cy - 1), (cx - 1, cy), (cx + 1, cy), (cx, cy + 1)):
-                if nx < 0 or ny < 0 or nx >= w or ny >= hgt:
-                    continue
-                n = ny * w + nx
-                if not walk[n] or ng >= gscore.get(n, 1 << 30):
-                    continue
-                if within is not None and within[0][n] not in within[1]:
-                    continue
-                h = max(0, abs(nx - tx) + abs(ny - ty) - reach)
-                if max_len is not None and ng + h > max_len:
-                    continue
-                gscore[n] = ng
-                came[n] = cur
-                counter += 1
-                heapq.heappush(heap, (ng + h * weight, -ng, counter, n))
-        if found < 0:
-            return None
-        path = []
-        cur = found
-        while cur != s:
-            cy, cx = divmod(cur, w)
-            path.append((cx, cy))
-            cur = came[cur]
-        path.reverse()
-        return path
+        from .pathsearch import shortest_path
+
+        return shortest_path(self, start, goal, reach, max_len, regions=self._regions)
 
     # -- identity ---------------------------------------------------------------------------------
     def tiles_sha256(self) -> str:

@@ -1,13 +1,11 @@
-"""The engine's path policy on top of ``GameMap.find_path``: bounded work per query, and a process-wide cache.
+"""The engine's path queries: exact shortest paths with bounded work, and a process-wide cache.
 
 The engine mostly needs "stand next to this tree" (the node tile itself is blocked) or "as far as one move
-allows toward a distant point": searches to within ``reach`` tiles of a target. A query runs in up to three
-stages, each with bounded work: exact A* (at most :data:`EXACT_BUDGET` expanded tiles), which answers nearly
-every query with a shortest path; then weighted A* (at most :data:`WEIGHTED_BUDGET`), near-shortest and far
-cheaper around obstacles; and for the rare search that outgrows both (a long detour around a lake or a
-range), the map's coarse regions: the cheapest chain of regions from start to target, then exact A* confined
-to that corridor, whose work is bounded by the corridor's area (a few sectors per hundred tiles of path)
-rather than by the map's. Deterministic throughout.
+allows toward a distant point": searches to within ``reach`` tiles of a target. Every query is answered by
+``pathsearch.shortest_path``: a shortest path, the same one for the same query whatever else happened before
+(of the shortest paths, the one that at each step takes the first of up, left, right, down), with work
+bounded by its length and the map's size (see that module). The map's landmark bounds (``regions.py``) are
+built with the world and kept in the built-world cache.
 
 Tiles never change walkability, so a query's answer never changes either: answers are kept in a bounded
 least-recently-used cache per map, shared by every episode in the process (an oracle suite asks the same
@@ -21,11 +19,10 @@ import weakref
 from array import array
 from collections import OrderedDict
 
-from .gamemap import GameMap, Point, SearchBudgetExceeded
+from .gamemap import GameMap, Point
+from .pathsearch import shortest_path
 from .regions import Regions
 
-EXACT_BUDGET = 20_000  # tiles an exact search may expand before the weighted search takes over
-WEIGHTED_BUDGET = 20_000  # and the weighted search, before the corridor search does
 CACHE_STEPS = 1_000_000  # path steps the cache keeps per map (4 bytes each: about 4 MB at most)
 CACHE_ENTRIES = 100_000  # and answers at most (short and empty paths cost little but are many)
 
@@ -120,47 +117,11 @@ def route(gm: GameMap, start: Point, target: Point, reach: int = 0, max_len: int
 
 
 def _search(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
-    try:
-        return gm.find_path(start, target, max_len, reach=reach, max_expand=EXACT_BUDGET)
-    except SearchBudgetExceeded:
-        pass
-    try:
-        return gm.find_path(start, target, max_len, reach=reach, weight=2.0, max_expand=WEIGHTED_BUDGET)
-    except SearchBudgetExceeded:
-        return corridor_path(gm, start, target, reach, max_len)
+    return shortest_path(gm, start, target, reach, max_len, regions=regions_of(gm))
 
 
 def regions_of(gm: GameMap) -> Regions:
-    """The map's coarse regions, built on first use and kept on the map (it never changes)."""
+    """The map's landmark bounds, built on first use and kept on the map (it never changes)."""
     if gm._regions is None:
-        gm._regions = Regions(gm.walkable_grid)
+        gm._regions = Regions(gm.walkable_grid, gm.component_labels)
     return gm._regions
-
-
-def corridor_path(gm: GameMap, start: Point, target: Point, reach: int = 0,
-                  max_len: int | None = None) -> list[Point] | None:
-    """A path found inside the corridor of regions joining start to the target (bounded work; see above)."""
-    if reach == 0:
-        goal = target
-    else:  # stand on the nearest tile within reach that lies in start's area (fixed order on ties)
-        comp = gm.component(*start)
-        options = [t for t in goal_tiles(gm, target, reach) if gm.component(*t) == comp]
-        if not options:
-            return None
-        goal = min(options, key=lambda t: (abs(t[0] - start[0]) + abs(t[1] - start[1]), t[1], t[0]))
-    if not gm.walkable(*start) or not gm.connected(start, goal):
-        return None
-    regions = regions_of(gm)
-    chain = regions.corridor(regions.region(*start), regions.region(*goal))
-    if chain is None:
-        return None
-    # the corridor's area bounds the work: each tile is expanded at most once
-    area = sum(regions.size[r] for r in chain)
-    path = gm.find_path(start, goal, max_len, within=(regions.labels, set(chain)), max_expand=area)
-    if path is None or reach == 0:
-        return path
-    tx, ty = target
-    for i, (x, y) in enumerate(path):  # stop at the first tile within reach
-        if abs(x - tx) + abs(y - ty) <= reach:
-            return path[:i + 1]
-    return path
