@@ -70,6 +70,8 @@ def bench_paths(loaded, queries: int, seed: int) -> dict[str, float]:
     """Engine path queries (``pathing.route``) between connected tiles 100-250 tiles apart (Manhattan), each
     asked for the first time (the process-wide path cache is emptied first: these are cold figures), beside
     a floor measured in the same run: a plain breadth-first search on every tenth of the same queries."""
+    import numpy  # noqa: F401 - the search imports it on a process's first detour: a start-up cost, not a query's
+
     from ..world.pathing import PATHS, route
 
     PATHS.clear()
@@ -114,6 +116,8 @@ def bench_play_paths(tasks: int) -> dict[str, float]:
         def get(self, gm, key):
             asked.setdefault((gm, *key))
             return super().get(gm, key)
+
+    import numpy  # noqa: F401 - as in bench_paths
 
     saved, pathing.PATHS = pathing.PATHS, Recording()
     try:
