@@ -10,7 +10,8 @@ from agentworld.core.play.episode import Episode
 from agentworld.core.play.protocol import Team, Turn, TurnOutcome
 from agentworld.core.play.records import TurnEvent
 from agentworld.core.tasks.task import find_task, load_task, team_skills
-from agentworld.core.tasks.plans import rounds_needed
+from agentworld.core.tasks.plans import plan_world, rounds_needed
+from agentworld.core.tasks.verify import verify
 from agentworld.core.tasks.variants import VARIANTS, NotApplicable, apply_variant, get_variant, not_applicable
 from agentworld.core.world.datapack import load_world
 from agentworld.core.play.policies import OraclePolicy, PolicyTeam
@@ -125,6 +126,32 @@ async def test_single_agent_turns_delivery_into_holding():
     solo = apply_variant(t, "single_agent")
     assert {c.check for c in solo.verifier.checks} == {"item_count"}
     assert all(c.params["agent"] == "agent_1" for c in solo.verifier.checks)
+
+
+def _archer_staff(checks):
+    """The small staff fixture with the lumberjack wearing a quiver of 50 bronze arrows, and these checks."""
+    from agentworld.core.tasks.task import CheckSpec, YamlStack
+
+    t = load_task(DATA / "small_staff.yaml")
+    lumberjack = t.agents[0].model_copy(update={"equipment": [*t.agents[0].equipment,
+                                                              YamlStack(item="bronze_arrow", count=50)]})
+    return t.model_copy(update={"agents": [lumberjack, *t.agents[1:]], "verifier": t.verifier.model_copy(
+        update={"checks": [CheckSpec.model_validate(c) for c in checks]})})
+
+
+def test_single_agent_counts_an_equipped_stack_by_its_size_as_the_check_does():
+    quiver = {"check": "equipped", "item": "bronze_arrow", "count": 50, "agent": "agent_1"}
+    staff_check = {"check": "item_count", "item": "staff", "agent": "agent_3"}
+    t = _archer_staff([staff_check, quiver, {"check": "all_alive"}])
+    assert verify(t, plan_world(t), []).checkpoints[1].achieved  # the check holds at the start
+    solo = apply_variant(t, "single_agent")
+    # met before the one agent acts, so it asks nothing of it and is dropped like a hand-off of a held item
+    assert [c.check for c in solo.verifier.checks] == ["item_count", "all_alive"]
+    with pytest.raises(NotApplicable, match="meets every check at the start"):
+        apply_variant(_archer_staff([quiver, {"check": "all_alive"}]), "single_agent")
+    # one arrow more than the quiver holds is work: kept (and the team's plan, which fletches none, misses it)
+    with pytest.raises(NotApplicable, match="does not meet the objective.*50/51"):
+        apply_variant(_archer_staff([staff_check, {**quiver, "count": 51}]), "single_agent")
 
 
 def test_single_agent_is_not_applicable_where_one_agent_cannot_play_it():

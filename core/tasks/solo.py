@@ -12,7 +12,9 @@ reason when one agent cannot play it fairly. The choices:
   agent; ``delivered`` becomes ``item_count`` on it (there is nobody to deliver to; a transfer to oneself
   does not exist). A check that the one agent already meets at the start (a hand-off of items the team
   holds: ``delivered`` of a starting item, ``item_count`` on the agent who was to receive it) is dropped,
-  because it asks nothing of one agent; guards (``all_alive``, an ``at_location`` that holds at spawn) stay.
+  because it asks nothing of one agent; guards (``verify.is_guard``: ``all_alive``, or ``guard: true``) and
+  an ``at_location`` that holds at spawn stay. "Already meets" is the verifier's own checks read on the
+  agent's starting state, so it counts as the checks do (an equipped stack of arrows by its size).
 - **Not applicable** when: the verifier has a custom Python part (no per-agent mapping is known); the
   objective needs agents in two places farther apart than their radii at once; the team's items do not fit
   one inventory; every remaining check already holds at the start (the task is hand-offs only); or the
@@ -32,9 +34,9 @@ from ..world.models import Rules
 from ..world.tools import CHAT_TOOLS
 from .plans import IDLE_TOOLS, execute, plan_world
 from .task import AgentDef, CheckSpec, Step, Task, YamlStack, team_skills, world_index
+from .verify import Check, is_guard, lookup, verify
 
 AUTO_WALK = ("harvest_resource", "attack_entity", "pickup_resource")  # the engine walks to the target itself
-GUARDS = ("all_alive",)
 
 
 class NotApplicable(ValueError):
@@ -83,7 +85,8 @@ def _mapped(spec: CheckSpec, solo: str) -> CheckSpec:
     data.pop("scope", None)
     for key in ("to", "from", "agents", "role"):  # whoever the check named, it is the one agent now
         data.pop(key, None)
-    if data["check"] != "all_alive":
+    check = lookup(data["check"])
+    if isinstance(check, Check) and "agent" in check.params.model_fields:  # all_alive names nobody
         data["agent"] = solo
     if data.get("name") is None:
         data.pop("name", None)
@@ -92,8 +95,6 @@ def _mapped(spec: CheckSpec, solo: str) -> CheckSpec:
 
 def _place(spec: CheckSpec) -> tuple[int, int, int] | None:
     """(x, y, radius) where a check about a place wants an agent to stand (None: not a place check)."""
-    from .verify import Check, lookup
-
     check = lookup(spec.check)
     if not isinstance(check, Check) or check.place is None:
         return None
@@ -110,27 +111,36 @@ def _presence_conflict(task: Task) -> str | None:
     return None
 
 
-def _met_at_start(task: Task) -> list[bool]:
-    """Which of the one agent's checks already hold before it acts (from its starting state, no world needed)."""
-    me = task.agents[0]
-    held: dict[str, int] = {}
-    for s in me.inventory + me.equipment:
-        held[s.item] = held.get(s.item, 0) + s.count
-    out = []
-    for spec in task.verifier.checks if task.verifier else []:
-        p = spec.params
-        if p.get("origin") or p.get("from_origin"):
-            out.append(False)  # where the items came from is work the starting kit cannot show
-        elif spec.check == "item_count":
-            out.append(held.get(p["item"], 0) >= int(p.get("count", 1)))
-        elif spec.check == "equipped":
-            out.append(sum(1 for s in me.equipment if s.item == p["item"]) >= int(p.get("count", 1)))
-        elif spec.check in GUARDS:
-            out.append(True)
-        else:
-            place = _place(spec)
-            out.append(place is not None and abs(me.x - place[0]) + abs(me.y - place[1]) <= place[2])
-    return out
+class _AtStart:
+    """A world that only tells each agent's state as an episode starts it, for the verifier to read: the
+    engine builds the state from the agent's kit (an equipped stack keeps its size) at the agent's spawn.
+    The map is not asked whether the spawn is walkable, so a task made for another world's map (a test
+    fixture) is read the same way; the checks about places read the spawn's coordinates."""
+
+    def __init__(self, task: Task, seed: int):
+        from ..world.engine import EmbeddedWorld
+
+        world = EmbeddedWorld(world_index().loaded, seed=seed, rules=dict(task.world_rules))
+        gmap, home = world_index().loaded.map, world_index().landmarks["hearthmoor"]
+        self.states = {}
+        for a in task.agents:
+            spec = a.player_spec()
+            if not gmap.walkable(a.x, a.y):
+                tile = gmap.nearest_walkable(home.x, home.y)
+                assert tile is not None
+                spec = spec.model_copy(update={"x": tile[0], "y": tile[1]})
+            world.add_player(spec)
+            self.states[a.agent_id] = world.player_state(a.agent_id).model_copy(update={"x": a.x, "y": a.y})
+
+    def player_state(self, agent_id: str) -> Any:
+        return self.states[agent_id]
+
+
+def _met_at_start(task: Task, seed: int = 0) -> list[bool]:
+    """Which of the one agent's checks already hold before it acts: the verifier's own checks, read on the
+    agents' starting states (so each check counts as it does at the end: an equipped stack of arrows by its
+    size, an origin by the kit's provenance)."""
+    return [cp.achieved for cp in verify(task, _AtStart(task, seed), []).checkpoints]  # type: ignore[arg-type]
 
 
 def single_agent_task(task: Task, seed: int = 0) -> Task:
@@ -153,9 +163,9 @@ def single_agent_task(task: Task, seed: int = 0) -> Task:
     draft = task.model_copy(deep=True, update={
         "agents": [solo], "verifier": task.verifier.model_copy(update={"checks": checks}),
         "max_action_steps": task.max_action_steps * len(task.agents), "reference_solution": None})
-    met = _met_at_start(draft)
-    kept = [c for c, m in zip(checks, met) if not m or c.check in GUARDS or c.check == "at_location"]
-    if not any(not m and c.check not in GUARDS for c, m in zip(checks, met)):
+    met = _met_at_start(draft, seed)
+    kept = [c for c, m in zip(checks, met) if not m or is_guard(c) or c.check == "at_location"]
+    if not any(not m and not is_guard(c) for c, m in zip(checks, met)):
         raise na("one agent holding the team's items meets every check at the start: the objective is "
                  "hand-offs between teammates, which one agent has no need of")
     played = draft.model_copy(update={"verifier": draft.verifier.model_copy(update={"checks": kept})})
@@ -181,8 +191,6 @@ def _same_area(a: Any, b: Any) -> bool:
 
 def serialize_plan(team: Task, solo_task: Task, seed: int = 0) -> tuple[list[Step], bool, str]:
     """(steps, passes, why not): the team's plan in execution order, done by the one agent of ``solo_task``."""
-    from .verify import verify
-
     assert team.reference_solution is not None
     tw, sw = plan_world(team, seed), plan_world(solo_task, seed)
     me = solo_task.agents[0].agent_id
