@@ -51,31 +51,26 @@ def station(kind: str, lm: str) -> Point:
     raise KeyError((kind, lm))
 
 
+def _by_distance(things: Any, near: Point) -> list[Any]:
+    """Nodes or mobs nearest first (Manhattan, then id)."""
+    return sorted(things, key=lambda t: (abs(t.x - near[0]) + abs(t.y - near[1]), t.id))
+
+
 def nodes_by_distance(node_type: str, near: Point) -> list[Any]:
-    """Nodes of a type reachable on foot from ``near`` (or from the walkable tile nearest to it), nearest first
-    (Manhattan, then id)."""
+    """Nodes of a type reachable on foot from ``near`` (or from the walkable tile nearest to it), nearest first."""
     comp = G.component(*(near if G.walkable(*near) else walkable_near(*near)))
-    cands = [n for n in W.nodes if n.type == node_type
-             and any(G.component(*t) == comp for t in G.adjacent_walkable(n.x, n.y))]
-    cands.sort(key=lambda n: (abs(n.x - near[0]) + abs(n.y - near[1]), n.id))
-    return cands
+    return _by_distance((n for n in W.nodes if n.type == node_type
+                         and any(G.component(*t) == comp for t in G.adjacent_walkable(n.x, n.y))), near)
 
 
-def nodes_near(node_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
-    cands = [n for n in nodes_by_distance(node_type, near) if n.id not in exclude]
-    assert len(cands) >= k, (node_type, near)
-    return cands[:k]
+def mobs_by_distance(mob_type: str, near: Point) -> list[Any]:
+    """Mobs of a type, nearest first (wherever they stand: a mob roams, a node is reached on foot)."""
+    return _by_distance((m for m in W.mobs if m.type == mob_type), near)
 
 
-def mobs_near(mob_type: str, near: Point, k: int = 1, exclude: tuple[str, ...] = ()) -> list[Any]:
-    cands = sorted((m for m in W.mobs if m.type == mob_type and m.id not in exclude),
-                   key=lambda m: (abs(m.x - near[0]) + abs(m.y - near[1]), m.id))
-    return cands[:k]
-
-
-def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
-    """n distinct walkable tiles within max_d (Manhattan) of center, in the area of center (of the walkable
-    tile nearest to it when center itself is blocked, such as a resource node)."""
+def tiles_near(center: Point, max_d: int) -> list[Point]:
+    """Every walkable tile within max_d (Manhattan) of center, nearest first, in the area of center (of the
+    walkable tile nearest to it when center itself is blocked, such as a resource node); no node tiles."""
     comp = G.component(*(center if G.walkable(*center) else walkable_near(*center)))
     out: list[Point] = []
     for d in range(0, max_d + 1):
@@ -85,7 +80,13 @@ def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
                 if G.in_bounds(*p) and G.walkable(*p) and G.component(*p) == comp and p not in out \
                         and p not in W.node_at:
                     out.append(p)
-    assert len(out) >= min(n, 1), (center, n, len(out))
+    return out
+
+
+def spots(center: Point, n: int, max_d: int = 3) -> list[Point]:
+    """n distinct walkable tiles within max_d of center (see :func:`tiles_near`), nearest first."""
+    out = tiles_near(center, max_d)
+    assert len(out) >= n, (center, n, len(out))
     return out[:n]
 
 

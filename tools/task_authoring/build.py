@@ -68,37 +68,36 @@ def _point(near: Any) -> A.Point:
     return int(near[0]), int(near[1])
 
 
-def node(node_type: str, near: Any, k: int = 0) -> Thing:
-    n = A.nodes_near(node_type, _point(near), k + 1)[k]
-    return _node_thing(n)
-
-
-def _node_thing(n: Any) -> Thing:
-    return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
+def _kth(nearest_first: list[Any], p: A.Point, min_d: int, k: int, what: str) -> Any:
+    """The k-th of ``nearest_first`` at least ``min_d`` tiles (Manhattan) from ``p``."""
+    far = [t for t in nearest_first if A.dist(p, (t.x, t.y)) >= min_d]
+    if len(far) <= k:
+        raise PlanError(f"fewer than {k + 1} {what} {min_d}+ tiles from {p}")
+    return far[k]
 
 
 def node_far(node_type: str, near: Any, min_d: int, k: int = 0) -> Thing:
-    """The k-th nearest node of a type at least ``min_d`` tiles (Manhattan) from ``near``."""
+    """The k-th nearest node of a type (reachable on foot) at least ``min_d`` tiles from ``near``."""
     p = _point(near)
-    far = [n for n in A.nodes_by_distance(node_type, p) if A.dist(p, (n.x, n.y)) >= min_d]
-    if len(far) <= k:
-        raise PlanError(f"fewer than {k + 1} {node_type} nodes {min_d}+ tiles from {p}")
-    return _node_thing(far[k])
-
-
-def mob(mob_type: str, near: Any, k: int = 0) -> Thing:
-    m = A.mobs_near(mob_type, _point(near), k + 1)[k]
-    return Thing(id=m.id, x=m.x, y=m.y, at=[m.x, m.y], text=A.mob_text(m))
+    n = _kth(A.nodes_by_distance(node_type, p), p, min_d, k, f"{node_type} nodes")
+    return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
 
 
 def mob_far(mob_type: str, near: Any, min_d: int, k: int = 0) -> Thing:
     """The k-th nearest mob of a type at least ``min_d`` tiles from ``near`` (out of reach of its aggro)."""
     p = _point(near)
-    far = [m for m in A.mobs_near(mob_type, p, 1000) if A.dist(p, (m.x, m.y)) >= min_d]
-    if len(far) <= k:
-        raise PlanError(f"fewer than {k + 1} {mob_type} mobs {min_d}+ tiles from {p}")
-    m = far[k]
+    m = _kth(A.mobs_by_distance(mob_type, p), p, min_d, k, f"{mob_type} mobs")
     return Thing(id=m.id, x=m.x, y=m.y, at=[m.x, m.y], text=A.mob_text(m))
+
+
+def node(node_type: str, near: Any, k: int = 0) -> Thing:
+    """The k-th nearest node of a type reachable on foot from ``near``."""
+    return node_far(node_type, near, 0, k)
+
+
+def mob(mob_type: str, near: Any, k: int = 0) -> Thing:
+    """The k-th nearest mob of a type."""
+    return mob_far(mob_type, near, 0, k)
 
 
 def landmark(key: str) -> list[int]:
@@ -117,7 +116,9 @@ def spot(center: Any, i: int = 0, max_d: int = 3) -> list[int]:
 def spot_at(center: Any, d: int, i: int = 0) -> list[int]:
     """The i-th walkable tile (nearest first) at least ``d`` tiles from a point: in sight of it, not beside it."""
     c = _point(center)
-    far = [p for p in A.spots(c, 400, d + 6) if A.dist(p, c) >= d]
+    far = [p for p in A.tiles_near(c, d + 6) if A.dist(p, c) >= d]
+    if len(far) <= i:
+        raise PlanError(f"fewer than {i + 1} walkable tiles {d}..{d + 6} tiles from {c}")
     return list(far[i])
 
 
@@ -249,10 +250,21 @@ def build_task(family: str, doc: dict[str, Any]) -> tuple[str, str]:
     return task_id, text
 
 
-def family_docs(path: Path) -> list[dict[str, Any]]:
+def family_docs(path: Path, wanted: set[str] | None = None) -> list[dict[str, Any]]:
+    """The family's variants rendered: every one, or (``wanted``) those whose id or family name is in it."""
     fam = yaml.safe_load(path.read_text(encoding="utf-8"))
     shared = fam.get("params", {})
-    return [render(fam["template"], {**shared, **v}) | {"id": v["id"]} for v in fam["variants"]]
+    return [render(fam["template"], {**shared, **v}) | {"id": v["id"]} for v in fam["variants"]
+            if wanted is None or path.stem in wanted or v["id"] in wanted]
+
+
+def _known_names() -> set[str]:
+    """Every family name and variant id (read from the families, nothing rendered)."""
+    out = set()
+    for path in FAMILIES.glob("*.yaml"):
+        out.add(path.stem)
+        out.update(v["id"] for v in yaml.safe_load(path.read_text(encoding="utf-8"))["variants"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,11 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only report files that would change (exit 1 if any)")
     ap.add_argument("--out", type=Path, default=OUT, help=f"where to write the task files (default: {OUT})")
     args = ap.parse_args(argv)
+    wanted = set(args.names) or None
+    unknown = sorted((wanted or set()) - _known_names())
+    if unknown:
+        ap.error(f"no family or task id {', '.join(unknown)} in {FAMILIES} (give a family file's name, such as "
+                 f"staff, or a variant's id, such as task_01_staff)")
     changed = 0
     for path in sorted(FAMILIES.glob("*.yaml")):
-        for doc in family_docs(path):
-            if args.names and path.stem not in args.names and doc["id"] not in args.names:
-                continue
+        for doc in family_docs(path, wanted):
             task_id, text = build_task(path.stem, doc)
             target = args.out / f"{task_id}.yaml"
             if target.exists() and target.read_text(encoding="utf-8") == text:
