@@ -416,11 +416,11 @@ def work_solo(task: Task, w: WorldIndex | None = None, *, analysis: SoloAnalysis
     (``at_location``) and guards are left out. A task where someone can is collaborative only because its
     verifier pins roles (refused, unless the task needs communication).
     ``analysis`` reuses another call's :class:`SoloAnalysis` (its sandbox fights are cached)."""
-    from ..tasks.verify import Check, lookup
+    from ..tasks.verify import Check, is_guard, lookup
 
     analysis = analysis or SoloAnalysis(task, w)
     assert task.verifier is not None
-    work = [spec for spec in task.verifier.checks if spec.check not in ("at_location", "all_alive") and not spec.guard]
+    work = [spec for spec in task.verifier.checks if spec.check != "at_location" and not is_guard(spec)]
     if not work:
         return []  # presence only (exploration): being in several places at once is the collaboration
     out = []
