@@ -36,7 +36,7 @@ from .prompts import Brief, render_user, team_briefs
 from . import calls
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
-from .view import AgentView, BriefRules, TeamView
+from .view import AgentView, TeamView
 from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ModelAttempt, RawCall,
                       RefusedCall, StartEvent, TickEvent, TurnEvent)
 from ..tasks.task import Task
@@ -400,10 +400,10 @@ class Episode:
         """The read-only view a team is built from and started with (``core/play/view.py``): per agent its
         brief, tools and the rules its brief states. Nothing here leads back to the world or the task."""
         if self._view is None:
-            rules = BriefRules.of(self.world.rules, self.task, can_chat=not self.variant.remove_chat)
             tools = tuple(self.tools.values())
             agents = tuple(AgentView(agent_id=a.agent_id, username=a.username, role=a.role,
-                                     brief_source=self.briefs[a.agent_id], tools=tools, rules=rules)
+                                     brief_source=self.briefs[a.agent_id], tools=tools,
+                                     rules=self.briefs[a.agent_id].team.rules)
                            for a in self.task.agents)
             self._view = TeamView(task_id=self.task.id, task_name=self.task.name,
                                   objective=self.task.objectives.primary.strip(), rounds=self.task.rounds,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
+
+from .view import BriefRules
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
@@ -102,10 +103,7 @@ class BriefTeam:
     description: str
     objective: str
     secondary: tuple[str, ...]
-    rules: Mapping[str, int]  # the ranges the brief states
-    can_chat: bool
-    max_action_steps: int
-    max_rounds: int
+    rules: BriefRules  # the rules the brief states (the team's view hands agents the same object)
     shared_plan: str
 
 
@@ -126,11 +124,9 @@ class Brief:
         return template("system.j2").render(
             username=t.usernames[self.index], team_size=len(t.usernames), teammates=teammates,
             role=self.role, task_name=t.task_name, description=t.description, objective=t.objective,
-            secondary=t.secondary, rules=t.rules, can_chat=t.can_chat, max_action_steps=t.max_action_steps,
-            max_rounds=t.max_rounds, guideline=self.guideline, shared_plan=t.shared_plan).strip() + "\n" + self.note
-
-
-BRIEF_RULES = ("move_range", "view_radius", "chat_radius", "transfer_range", "station_range")
+            secondary=t.secondary, rules=t.rules, can_chat=t.rules.can_chat,
+            max_action_steps=t.rules.max_action_steps, max_rounds=t.rules.max_rounds, guideline=self.guideline,
+            shared_plan=t.shared_plan).strip() + "\n" + self.note
 
 
 def team_briefs(task: "Task", rules: "Rules", *, can_chat: bool = True,
@@ -138,9 +134,7 @@ def team_briefs(task: "Task", rules: "Rules", *, can_chat: bool = True,
     """agent id -> its :class:`Brief` (nothing rendered yet)."""
     team = BriefTeam(usernames=tuple(a.username for a in task.agents), task_name=task.name,
                      description=task.description.strip(), objective=task.objectives.primary.strip(),
-                     secondary=tuple(task.objectives.secondary),
-                     rules=MappingProxyType({k: getattr(rules, k) for k in BRIEF_RULES}), can_chat=can_chat,
-                     max_action_steps=task.max_action_steps, max_rounds=task.rounds,
+                     secondary=tuple(task.objectives.secondary), rules=BriefRules.of(rules, task, can_chat),
                      shared_plan=(shared_plan or "").strip())
     return {a.agent_id: Brief(team=team, index=i, role=a.role, guideline=guideline_document(task, a))
             for i, a in enumerate(task.agents)}

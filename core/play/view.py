@@ -39,7 +39,8 @@ class _Frozen(BaseModel):
 
 
 class BriefRules(_Frozen):
-    """The rules an agent's brief states (``core/play/templates/system.j2``), as numbers."""
+    """The rules an agent's brief states (``core/play/templates/system.j2``), as numbers: one object per team,
+    held by its briefs (``prompts.BriefTeam.rules``) and handed to the team in each ``AgentView``."""
 
     move_range: int
     view_radius: int
