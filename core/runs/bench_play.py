@@ -252,7 +252,7 @@ def bench_startup(repeat: int = 5) -> dict[str, Any]:
                 done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp)
                 wall[name].append((time.perf_counter() - t0) * 1000)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu[name].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+                cpu[name].append(round((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000, 3))
                 if done.returncode != 0:
                     raise RuntimeError(f"`{name}` failed:\n{done.stderr[-2000:]}")
                 if (out / "results.jsonl").exists():
