@@ -66,3 +66,40 @@ def test_a_flood_of_chat_shows_the_last_messages_and_counts_every_dropped_one():
         dropped = [note for note in obs.notes if "dropped" in note]
         assert dropped == ([f"{n - 30} older chat message(s) were dropped (only the last 30 are kept)."] if n > 30 else [])
         assert w.observe("agent_2").chat == []
+
+
+def test_broadcast_chat_reaches_exactly_whom_it_says_as_mailboxes_would():
+    """Team and global chat go to a log each mailbox takes in when next read or written: every observation
+    must show what eager delivery to the reported recipients gives (order, the last 30, the dropped count),
+    with players leaving, joining late, not observing for a while, and the log cut back."""
+    import random
+
+    w = make_world(players=[spec(f"a{i}", f"u{i}", 18 + i % 8, 22 + i // 8) for i in range(12)])
+    mail = {a: [] for a in w.players}  # the model: eager delivery to each reported recipient
+    rng = random.Random(5)
+    for step in range(1500):
+        ids = [a for a, q in w.players.items() if q.active and q.alive]
+        roll = rng.random()
+        sender = rng.choice(ids)
+        if roll < 0.6:
+            r = w.chat(sender, f"t{step}") if roll < 0.4 else w.send_chat_message(sender, f"g{step}", global_=rng.random() < 0.7)
+            for a in r.effects.chat.recipients:
+                mail[a].append(r.effects.chat.message)
+        elif roll < 0.9:
+            a = rng.choice(list(w.players))
+            peek = rng.random() < 0.3
+            obs = w.peek(a) if peek else w.observe(a)
+            want = mail[a]
+            assert [m.text for m in obs.chat] == want[-30:], (step, a)
+            dropped = [n for n in obs.notes if "dropped" in n]
+            assert dropped == ([f"{len(want) - 30} older chat message(s) were dropped (only the last 30 are kept)."]
+                               if len(want) > 30 else [])
+            if not peek:
+                mail[a] = []
+        elif roll < 0.93 and len(ids) > 3:
+            w.remove_player(rng.choice(ids), "left")
+        elif roll < 0.95:
+            new = f"late{step}"
+            w.add_player(spec(new, new, 20, 25))
+            mail[new] = []
+    assert w._broadcast_base > 0  # the log was cut back along the way

@@ -85,6 +85,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
         self._states: dict[str, tuple[PlayerState, tuple, list]] = {}  # the last state built per player
+        # messages to every other player in play (team and global chat), each with the ids it did not reach:
+        # a player's mailbox takes them in when it is next read or written (_take_broadcasts), so that one
+        # message to 1,000 players is not 1,000 appends; Player.chat_read is how far along the log it is
+        self._broadcasts: list[tuple[ChatMessage, Any]] = []
+        self._broadcast_base = 0  # log position of self._broadcasts[0] (the log is cut once everyone read it)
+        self._broadcast_trim_at = 256
 
     # =============================================================================================
     # setup
@@ -131,6 +137,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             equipment[slot] = [st.item, st.count if self.items[st.item].stackable else 1]
         p = Player(spec.agent_id, spec.username, len(self.players), spec.x, spec.y, (spec.x, spec.y),
                    hp=stats.max_hp(levels["health"]), xp=xp, levels=levels, inv=inv, equipment=equipment)
+        p.chat_read = self._broadcast_base + len(self._broadcasts)  # no message sent before it joined
         self.players[p.agent_id] = p
         self.by_username[p.username] = p.agent_id
         p.cells = self._player_cells
@@ -192,18 +199,14 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         if global_:
-            recipients = self._others(p)
-            scope = "global"
-        else:
-            recipients = self._players_near(p, self.rules.chat_radius)
-            scope = "local"
-        return self._deliver(p, message, scope, recipients)
+            return self._deliver(p, message, "global", self._others(p), broadcast=True)
+        return self._deliver(p, message, "local", self._players_near(p, self.rules.chat_radius))
 
     def chat(self, agent_id: str, message: str) -> ToolResult:
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return self._deliver(p, message, "team", self._others(p))
+        return self._deliver(p, message, "team", self._others(p), broadcast=True)
 
     def enter_portal(self, agent_id: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -718,22 +721,64 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return self._player_cells.nearest(p.x, p.y, radius, limit, lambda q: q is not p and q.active and q.alive,
                                           lambda q: q.username)
 
-    def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player]) -> ToolResult:
+    def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player],
+                 broadcast: bool = False) -> ToolResult:
+        """Post the message to each recipient's mailbox; ``broadcast``: the recipients are every other player
+        in play, and the message goes to the broadcast log once instead (with the ids it did not reach)."""
         msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)
-        # a mailbox shows its last MAX_CHAT_SHOWN messages (observe.py counts the rest as dropped); it is cut
-        # back now and then rather than at every message: a team chat reaches every player
-        for q in recipients:
-            mailbox = q.mailbox
-            mailbox.append(msg)
-            if len(mailbox) >= 2 * MAX_CHAT_SHOWN:
-                cut = len(mailbox) - MAX_CHAT_SHOWN
-                del mailbox[:cut]
-                q.chat_dropped += cut
+        ids = [q.agent_id for q in recipients]
+        if broadcast:
+            self._broadcasts.append((msg, self.players.keys() - set(ids)))
+            if len(self._broadcasts) >= self._broadcast_trim_at:
+                self._trim_broadcasts()
+        else:
+            for q in recipients:
+                self._take_broadcasts(q)  # the messages before this one first
+                self._post(q, msg)
         who = ", ".join(q.username for q in recipients) or "nobody"
         if scope == "local" and not recipients:
             who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"
-        eff = Effects(chat=ChatDelivery(scope=scope, recipients=[q.agent_id for q in recipients], message=str(message)))
+        eff = Effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))
         return ToolResult(ok=True, text=f"Message delivered to {who}.", effects=eff)
+
+    @staticmethod
+    def _post(q: Player, msg: ChatMessage) -> None:
+        # a mailbox shows its last MAX_CHAT_SHOWN messages (observe.py counts the rest as dropped); it is cut
+        # back now and then rather than at every message
+        mailbox = q.mailbox
+        mailbox.append(msg)
+        if len(mailbox) >= 2 * MAX_CHAT_SHOWN:
+            cut = len(mailbox) - MAX_CHAT_SHOWN
+            del mailbox[:cut]
+            q.chat_dropped += cut
+
+    def _take_broadcasts(self, q: Player) -> None:
+        """Move the broadcast messages ``q`` has not taken yet into its mailbox, in the order they were sent
+        (before anything reads the mailbox or posts to it)."""
+        log, base = self._broadcasts, self._broadcast_base
+        start = q.chat_read - base
+        if start < len(log):
+            me = q.agent_id
+            for msg, missed in log[start:]:
+                if me not in missed:
+                    self._post(q, msg)
+            q.chat_read = base + len(log)
+
+    def _trim_broadcasts(self) -> None:
+        """Drop the log's messages every player has taken (players out of play take theirs now: they never
+        read their mailbox again in turn); the next trim waits until the log has doubled if this one could
+        not shrink it by half (a player in play that never observes holds it back)."""
+        end = self._broadcast_base + len(self._broadcasts)
+        upto = min((q.chat_read for q in self.players.values() if q.active and q.alive), default=end)
+        for q in self.players.values():
+            if q.chat_read < upto:
+                self._take_broadcasts(q)
+        cut = upto - self._broadcast_base
+        if cut > 0:
+            del self._broadcasts[:cut]
+            self._broadcast_base = upto
+        if len(self._broadcasts) * 2 >= self._broadcast_trim_at:
+            self._broadcast_trim_at *= 2
 
     def _walk_near(self, p: Player, tx: int, ty: int, reach: int, what: str, eff: Effects) -> ToolResult | None:
         """Walk next to (``reach``) a target for an interaction; sets ``eff.move``. None on success."""

@@ -39,6 +39,7 @@ class Player:
     crafted: dict[str, int] = field(default_factory=dict)
     mailbox: list[ChatMessage] = field(default_factory=list)
     chat_dropped: int = 0
+    chat_read: int = 0  # how far along the world's broadcast log the mailbox is filled (engine._take_broadcasts)
     notes: list[str] = field(default_factory=list)  # world messages for the next observation
     # the rest of the last long move: a repeated move_character to the same goal from where the last one
     # stopped continues along it instead of searching the map again (tiles never change walkability)

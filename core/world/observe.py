@@ -53,6 +53,7 @@ class ObservationMixin:
             if len(nearby) < r.max_nearby:
                 nearby.append(self._entity(d, eid, kind, ref))
         notes = p.notes + notes
+        self._take_broadcasts(p)
         over = len(p.mailbox) - MAX_CHAT_SHOWN  # the mailbox is cut back to its last messages only now and then
         chat = p.mailbox[-MAX_CHAT_SHOWN:] if over > 0 else list(p.mailbox)
         dropped = p.chat_dropped + max(over, 0)
