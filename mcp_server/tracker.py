@@ -10,8 +10,9 @@ Rules, in the order they are applied to a call of agent A:
 
 1. The episode is over: answered at once with how it ended; not executed.
 2. A's open turn was already taken by a call: refused as a second call (the gate records it).
-3. The call arrived before A's previous call had finished: it was sent without that call's result, so it
-   belongs to that turn and is refused as a second call.
+3. The call arrived before A's previous call had finished, or while that call's result still waits for A's
+   next turn (an external seat's result is sent when that turn opens): it was sent without that call's
+   result, so it belongs to that turn and is refused as a second call.
 4. Another call of A is still waiting for A's turn: that older call is abandoned (its client timed out, or
    sent a newer call instead); it is answered "not executed" and the new call waits in its place.
 5. Otherwise the call waits until A's turn opens, then claims it, unless its client disconnected or
@@ -64,6 +65,7 @@ class TurnTracker:
         self.claimed: dict[str, int] = {a: 0 for a in episode.agent_ids}  # serial of the last turn a call took
         self.waiting: dict[str, Waiting] = {}  # the call of each agent now waiting for its turn
         self.executing: dict[str, int] = {}  # calls of each agent now executing
+        self.answering: dict[str, int] = {}  # executed calls of each agent whose result waits for its next turn
         self.done_at: dict[str, float] = {}  # monotonic time each agent's last executed call finished
         self.finished: str | None = None  # why the episode ended, once it has
         self.outcome: EpisodeOutcome | None = None
@@ -185,6 +187,9 @@ class TurnTracker:
         if self.executing.get(agent_id, 0):  # its other call is executing this very turn
             self._record_stray(agent_id, tool, arguments, "sent while another call of this agent was executing")
             return self._refuse_second(None), 0, None
+        if self.answering.get(agent_id, 0):  # its last call's result has not been sent yet
+            self._record_stray(agent_id, tool, arguments, "sent before the result of the call that took the turn")
+            return self._refuse_second(None), 0, None
         if arrived is not None and arrived < self.done_at.get(agent_id, float("-inf")):
             self._record_stray(agent_id, tool, arguments, "sent together with the call that took the turn")
             return self._refuse_second(None), 0, None
@@ -245,16 +250,20 @@ class TurnTracker:
         or ``timeout`` passed first."""
         started = time.monotonic()
         deadline = started + timeout
-        while True:
-            cur = self.current
-            if self.finished or not self.is_active(agent_id):
-                return None
-            if cur is not None and cur.agent_id == agent_id and cur.serial > after.serial:
-                return self.turns.get(agent_id)
-            if time.monotonic() >= deadline:
-                return None
-            await self._wait_change(agent_id, deadline, [], progress, started,
-                                    lambda: self._waiting_text(agent_id, next_turn=True))
+        self.answering[agent_id] = self.answering.get(agent_id, 0) + 1
+        try:
+            while True:
+                cur = self.current
+                if self.finished or not self.is_active(agent_id):
+                    return None
+                if cur is not None and cur.agent_id == agent_id and cur.serial > after.serial:
+                    return self.turns.get(agent_id)
+                if time.monotonic() >= deadline:
+                    return None
+                await self._wait_change(agent_id, deadline, [], progress, started,
+                                        lambda: self._waiting_text(agent_id, next_turn=True))
+        finally:
+            self.answering[agent_id] -= 1
 
     def over(self) -> ToolResult:
         how = f" ({self.outcome.text()})" if self.outcome is not None else ""
