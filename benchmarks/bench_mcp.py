@@ -137,29 +137,12 @@ async def timed_calls(url: str, token: str | None, reuse: bool, calls: int, turn
 
 
 async def bare_fastmcp_latency(calls: int, reuse: bool) -> list[float]:
-    """The floor: a bare FastMCP server with one trivial ``sleep`` tool, on uvicorn in this loop, same client."""
-    import socket
+    """The floor: the bare FastMCP server of `agentworld bench mcp-load` (one trivial ``sleep`` tool, the game
+    server's HTTP settings), on uvicorn in this loop, same client."""
+    from agentworld.mcp_server.bench import BareServer
 
-    import uvicorn
-    from mcp.server.fastmcp import FastMCP
-
-    bare = FastMCP("bare", log_level="WARNING")
-
-    @bare.tool()
-    def sleep(seconds: int) -> str:
-        return f"slept {seconds}"
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(bare.streamable_http_app(), log_level="warning", lifespan="on"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        return await timed_calls(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", None, reuse, calls, turn_open=False)
-    finally:
-        server.should_exit = True
-        await task
+    async with BareServer() as bare:
+        return await timed_calls(bare.url, None, reuse, calls, turn_open=False)
 
 
 async def agentworld_latency(calls: int, fixture: bool, reuse: bool) -> list[float]:
@@ -239,15 +222,17 @@ def main() -> None:
     ap.add_argument("--only", choices=["latency", "many"], default=None)
     ap.add_argument("--clients", default=None, help=argparse.SUPPRESS)  # internal: run the client process
     args = ap.parse_args()
+    from agentworld.mcp_server.eventloop import run  # uvloop when installed, as `agentworld serve`
+
     if args.clients:
-        asyncio.run(run_clients(args.clients, args.rounds))
+        run(run_clients(args.clients, args.rounds))
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     if args.only in (None, "latency"):
-        lat = asyncio.run(bench_latency(args.calls, args.fixture))
+        lat = run(bench_latency(args.calls, args.fixture))
         t = Table("server, connection", "median ms", "p90 ms", "min ms", "x bare (median)",
                   title=f"MCP tool call latency, {args.calls} calls each (streamable HTTP, loopback)")
         for name, fig in lat.items():
@@ -258,7 +243,7 @@ def main() -> None:
         console.print("target: at most 1.2x the bare server. An AgentWorld call also runs the turn (gate, world, "
                       "record) and answers with the seat's next turn (tick, observation).")
     if args.only in (None, "many"):
-        many = asyncio.run(bench_many(args.agents, args.rounds, args.fixture, args.turn_timeout))
+        many = run(bench_many(args.agents, args.rounds, args.fixture, args.turn_timeout))
         t = Table("figure", "value", title=f"{args.agents} concurrent MCP clients on a {args.agents}-agent task")
         for k, v in many.items():
             t.add_row(k, f"{v:.2f}" if isinstance(v, float) else str(v))

@@ -5,8 +5,10 @@ clients, each with its own session and bearer token, run in a separate process o
 loopback and call ``sleep`` once per round; each call waits for its agent's turn. The floor is the same
 episode with the calls made in process (a scripted team through the turn gate): the ratio is the share of
 the in-process rate that the MCP path keeps. Beside it: the server's CPU per call (its capacity if clients
-cost nothing) and the client-side floor, a bare FastMCP server (a ``sleep`` that returns at once, no game,
-no turns) under the same client process, measured in the same run.
+cost nothing) and two floors measured in the same run under the same client process, with the game
+server's HTTP settings and event loop: a bare FastMCP server that plays the same turn contract with no game
+(the chain floor: what the MCP SDK on both ends allows for turn-serialised play), and one whose ``sleep``
+returns at once, calls in parallel (the client-side floor).
 """
 
 from __future__ import annotations
@@ -69,15 +71,36 @@ async def run_clients(seats_path: str, rounds: int) -> None:
         sys.exit(1)
 
 
+async def start_clients(seats: list[Any], url: str, rounds: int, loop: str, folder: str) -> Any:
+    """The client process (:func:`run_clients` on the event loop ``loop``) for ``seats``, started."""
+    import asyncio
+
+    from .seats import SeatsFile, write_seats_file
+
+    seats_path = write_seats_file(Path(folder) / "seats.json", SeatsFile(task_id="bench", url=url, turn_timeout_s=60,
+                                                                         seats=seats))
+    code = ("from agentworld.mcp_server.bench import run_clients; from agentworld.mcp_server.eventloop import run; "
+            f"run(run_clients({str(seats_path)!r}, {rounds}), {loop!r})")
+    return await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+
+
+async def _stop(proc: Any) -> None:
+    import asyncio
+
+    if proc.returncode is None:
+        try:
+            await asyncio.wait_for(proc.wait(), 30)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
 def _calls(ep: Any) -> int:
     return sum(1 for e in ep.events if getattr(e, "type", "") == "turn" and e.tool)
 
 
-async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, float]:
-    import asyncio
-
+async def over_mcp(agents: int, rounds: int, turn_timeout: float, loop: str = "auto") -> dict[str, float]:
     from ..core.play.episode import Episode
-    from .seats import SeatsFile, write_seats_file
     from .server import EpisodeMcpServer
     from .turns import ExternalSeatsTeam
 
@@ -85,13 +108,8 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, f
     ep = Episode(task, ExternalSeatsTeam(turn_timeout=turn_timeout), framework="mcp", model="bench",
                  turn_timeout=turn_timeout)
     with tempfile.TemporaryDirectory() as tmp:
-        seats_path = Path(tmp) / "seats.json"
         async with EpisodeMcpServer(ep, turn_timeout=turn_timeout) as server:
-            write_seats_file(seats_path, SeatsFile(task_id=task.id, url=server.url, turn_timeout_s=turn_timeout,
-                                                   seats=server.seats))
-            code = ("import asyncio, sys; from agentworld.mcp_server.bench import run_clients; "
-                    f"asyncio.run(run_clients({str(seats_path)!r}, {rounds}))")
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+            proc = await start_clients(server.seats, server.url, rounds, loop, tmp)
             try:
                 missing = await server.wait_connected(ep.agent_ids, 120)
                 if missing:
@@ -100,12 +118,7 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float) -> dict[str, f
                 await ep.run()
                 wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             finally:
-                if proc.returncode is None:
-                    try:
-                        await asyncio.wait_for(proc.wait(), 30)
-                    except asyncio.TimeoutError:
-                        proc.kill()
-                        await proc.wait()
+                await _stop(proc)
     calls = _calls(ep)
     return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall, "client_rc": proc.returncode,
             **_server_cpu(cpu, calls)}
@@ -117,57 +130,119 @@ def _server_cpu(cpu_s: float, calls: int) -> dict[str, float]:
     return {"server_cpu_ms_per_call": per_call * 1000, "server_capacity_calls_per_s": 1 / per_call if per_call else 0.0}
 
 
-async def bare_fastmcp(clients: int, rounds: int) -> dict[str, float]:
-    """The client-side floor: the same client process (one MCP session per seat, ``sleep`` called ``rounds``
-    times each) against a bare FastMCP server whose ``sleep`` returns at once: no game, no turns, so calls
-    run in parallel. Timed from the first call to the last."""
-    import asyncio
+class BareServer:
+    """A bare FastMCP server (no game, no seats) with one tool, ``sleep``, on uvicorn in the running loop, with
+    the game server's HTTP settings (its parser, its answers: mcp_server/transport.py). ``serial=False``:
+    ``sleep`` returns at once, so calls run in parallel. ``serial=True``: the game's turn contract with
+    nothing to play: seats (by bearer token ``seat-<i>``) take turns in order once all ``seats`` have called,
+    a call runs at its seat's turn and its result is sent when that seat's next turn opens; after
+    ``turns`` turns every waiting call is answered. ``marks`` holds the time each call ran.
 
-    import uvicorn
-    from mcp.server.fastmcp import FastMCP
+    ``async with BareServer(...) as bare:`` then ``bare.url``; the one definition behind the floors of
+    ``bench mcp-load`` and ``benchmarks/bench_mcp.py``."""
 
-    from .seats import Seat, SeatsFile, write_seats_file
-    from .server import MCP_PATH, _InProcessUvicorn
+    def __init__(self, seats: int = 1, *, serial: bool = False, turns: int = 0, stream_after: float | None = None):
+        import asyncio
 
-    mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
-    marks: list[float] = []
+        from .tracker import PROGRESS_EVERY_S
 
-    @mcp.tool()
-    def sleep(seconds: int) -> str:
-        """Return at once."""
-        marks.append(time.perf_counter())
+        self.seats, self.serial, self.turns = seats, serial, turns
+        self.stream_after = PROGRESS_EVERY_S if stream_after is None else stream_after
+        self.marks: list[float] = []
+        self.url = ""
+        self._turn: int | None = None  # index of the seat whose turn is open (None before the start)
+        self._open = [asyncio.Event() for _ in range(seats)] if serial else []
+        self._arrived = 0
+
+    def tokens(self) -> list[str]:
+        return [f"seat-{i}" for i in range(self.seats)]
+
+    async def sleep(self, seconds: int, ctx: Any) -> str:
+        if not self.serial:
+            self.marks.append(time.perf_counter())
+            return "ok"
+        me = int(ctx.request_context.request.headers["authorization"].rpartition("-")[2])
+        if self._turn is None:
+            self._arrived += 1
+            if self._arrived == self.seats:
+                self._pass(0)  # everyone is here: the first turn opens
+        await self._open[me].wait()
+        self.marks.append(time.perf_counter())
+        self._open[me].clear()
+        if len(self.marks) >= self.turns:
+            for ev in self._open:  # the end: every waiting result is sent
+                ev.set()
+        else:
+            self._pass((me + 1) % self.seats)
+        await self._open[me].wait()  # the result waits for this seat's next turn
         return "ok"
 
-    server = _InProcessUvicorn(uvicorn.Config(mcp.streamable_http_app(), host="127.0.0.1", port=0,
-                                              log_level="warning", access_log=False, lifespan="on"))
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
+    def _pass(self, seat: int) -> None:
+        self._turn = seat
+        self._open[seat].set()
+
+    async def __aenter__(self) -> "BareServer":
+        import asyncio
+
+        import uvicorn
+        from mcp.server.fastmcp import FastMCP
+
+        from .guard import HttpLimits, guarded_protocol
+        from .server import MCP_PATH, _InProcessUvicorn
+        from .transport import answer_when_ready
+
+        mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
+
+        @mcp.tool()
+        async def sleep(seconds: int) -> str:
+            """Return at once (parallel), or at this seat's next turn (serial)."""
+            return await self.sleep(seconds, mcp.get_context())
+
+        answer_when_ready(mcp, self.stream_after)
+        self._server = _InProcessUvicorn(uvicorn.Config(
+            mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on",
+            http=guarded_protocol(HttpLimits(), self.seats)))  # type: ignore[arg-type]
+        self._task = asyncio.create_task(self._server.serve())
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
             await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        url = f"http://127.0.0.1:{port}{MCP_PATH}"
+        self.url = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}{MCP_PATH}"
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        for ev in self._open:
+            ev.set()
+        self._server.should_exit = True
+        await self._task
+
+
+async def bare_fastmcp(clients: int, rounds: int, serial: bool = False, loop: str = "auto") -> dict[str, float]:
+    """A floor: the same client process (one MCP session per seat, ``sleep`` called ``rounds`` times each)
+    against a :class:`BareServer`, parallel or turn-serialised. Timed from the first call run to the last."""
+    import asyncio
+
+    from .seats import Seat
+
+    async with BareServer(clients, serial=serial, turns=clients * rounds) as bare:
+        seats = [Seat(agent_id=f"agent_{i + 1}", username=f"player{i + 1}", url=bare.url, token=token)
+                 for i, token in enumerate(bare.tokens())]
         with tempfile.TemporaryDirectory() as tmp:
-            seats_path = Path(tmp) / "seats.json"
-            write_seats_file(seats_path, SeatsFile(task_id="bare", url=url, turn_timeout_s=60, seats=[
-                Seat(agent_id=f"agent_{i}", username=f"player{i}", url=url, token="unused")
-                for i in range(1, clients + 1)]))
-            code = ("import asyncio; from agentworld.mcp_server.bench import run_clients; "
-                    f"asyncio.run(run_clients({str(seats_path)!r}, {rounds}))")
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
-            while not marks and proc.returncode is None:
-                await asyncio.sleep(0.001)
-            cpu0 = time.process_time()
-            await proc.wait()
-            cpu = time.process_time() - cpu0
-    finally:
-        server.should_exit = True
-        await task
+            proc = await start_clients(seats, bare.url, rounds, loop, tmp)
+            try:
+                while not bare.marks and proc.returncode is None:
+                    await asyncio.sleep(0.001)
+                cpu0 = time.process_time()
+                while len(bare.marks) < clients * rounds and proc.returncode is None:
+                    await asyncio.sleep(0.002)
+                cpu = time.process_time() - cpu0
+            finally:
+                await _stop(proc)
+    marks = bare.marks
     calls = len(marks)
     wall = marks[-1] - marks[0] if calls > 1 else 0.0
     return {"calls": calls, "wall_s": wall, "calls_per_s": (calls - 1) / wall if wall else 0.0,
-            "client_rc": proc.returncode, **_server_cpu(cpu, calls)}
+            "client_rc": proc.returncode, **_server_cpu(cpu, calls - 1)}
 
 
 async def in_process(agents: int, rounds: int) -> dict[str, float]:
@@ -182,14 +257,18 @@ async def in_process(agents: int, rounds: int) -> dict[str, float]:
     return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall}
 
 
-def measure(clients: int, rounds: int, turn_timeout: float = 60.0) -> dict[str, Any]:
-    import asyncio
+def measure(clients: int, rounds: int, turn_timeout: float = 60.0, loop: str = "auto") -> dict[str, Any]:
+    """Every figure on the event loop ``loop`` (mcp_server/eventloop.py), both processes, each in a fresh loop."""
+    from .eventloop import loop_name, run
 
-    floor = asyncio.run(in_process(clients, rounds))
-    mcp = asyncio.run(over_mcp(clients, rounds, turn_timeout))
-    bare = asyncio.run(bare_fastmcp(clients, rounds))
-    return {"clients": clients, "rounds": rounds, "mcp": mcp, "in_process": floor, "bare_fastmcp": bare,
+    floor = run(in_process(clients, rounds), loop)
+    mcp = run(over_mcp(clients, rounds, turn_timeout, loop), loop)
+    serial = run(bare_fastmcp(clients, rounds, serial=True, loop=loop), loop)
+    bare = run(bare_fastmcp(clients, rounds, loop=loop), loop)
+    return {"clients": clients, "rounds": rounds, "loop": loop_name(loop), "mcp": mcp, "in_process": floor,
+            "bare_fastmcp_serial": serial, "bare_fastmcp": bare,
             "ratio": mcp["calls_per_s"] / floor["calls_per_s"],
+            "ratio_to_serial_bare": mcp["calls_per_s"] / serial["calls_per_s"] if serial["calls_per_s"] else None,
             "ratio_to_bare": mcp["calls_per_s"] / bare["calls_per_s"] if bare["calls_per_s"] else None}
 
 
@@ -197,28 +276,35 @@ def measure(clients: int, rounds: int, turn_timeout: float = 60.0) -> dict[str, 
 @click.option("--clients", default=100, show_default=True, help="MCP clients (and agents in the task).")
 @click.option("--rounds", default=5, show_default=True)
 @click.option("--turn-timeout", default=60.0, show_default=True, help="Seconds a seat may take for its turn.")
+@click.option("--loop", type=click.Choice(["auto", "uvloop", "asyncio"]), default="auto", show_default=True,
+              help="Event loop of the server and the client process (auto: uvloop when installed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def mcp_load(clients: int, rounds: int, turn_timeout: float, as_json: bool) -> None:
+def mcp_load(clients: int, rounds: int, turn_timeout: float, loop: str, as_json: bool) -> None:
     """Tool calls per second with N concurrent MCP clients, against the same calls in process (the floor)."""
     from ..core.runs.bench import show
 
-    res = measure(clients, rounds, turn_timeout)
+    try:
+        res = measure(clients, rounds, turn_timeout, loop)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--loop") from None
     if as_json:
         click.echo(json.dumps(res))
         return
-    mcp, bare = res["mcp"], res["bare_fastmcp"]
-    show(f"bench mcp-load: {clients} concurrent clients on a {clients}-agent task, {rounds} rounds",
+    mcp, serial, bare, floor = res["mcp"], res["bare_fastmcp_serial"], res["bare_fastmcp"], res["in_process"]
+
+    def row(name: str, fig: dict[str, Any]) -> list[Any]:
+        return [name, fig["calls"], fig["wall_s"], fig["calls_per_s"], fig["calls_per_s"] / floor["calls_per_s"],
+                fig.get("server_cpu_ms_per_call", "")]
+
+    show(f"bench mcp-load: {clients} concurrent clients on a {clients}-agent task, {rounds} rounds, {res['loop']} loop",
          ["path", "calls", "wall s", "calls / s", "ratio to in process", "server CPU ms / call"],
-         [["in process (floor)", res["in_process"]["calls"], res["in_process"]["wall_s"],
-           res["in_process"]["calls_per_s"], 1.0, ""],
-          ["MCP, streamable HTTP on loopback", mcp["calls"], mcp["wall_s"], mcp["calls_per_s"], res["ratio"],
-           mcp["server_cpu_ms_per_call"]],
-          ["bare FastMCP server, same client process (client-side floor)", bare["calls"], bare["wall_s"],
-           bare["calls_per_s"], bare["calls_per_s"] / res["in_process"]["calls_per_s"],
-           bare["server_cpu_ms_per_call"]]],
-         [f"server-side capacity (calls/s its CPU per call allows): {mcp['server_capacity_calls_per_s']:,.0f}; "
-          f"the game's MCP rate is {res['ratio_to_bare'] or 0:.2f}x the bare SDK server's under the same clients.",
-          "The game's calls are turn-serialised (a result is sent when the seat's next turn opens), so each call "
-          "waits for a full client round trip; the bare server's calls run in parallel.",
+         [row("in process (floor)", floor), row("MCP, streamable HTTP on loopback", mcp),
+          row("bare FastMCP, turn-serialised like the game (chain floor)", serial),
+          row("bare FastMCP, parallel calls (client-side floor)", bare)],
+         [f"the game's MCP rate is {res['ratio_to_serial_bare'] or 0:.2f}x the turn-serialised bare server's and "
+          f"{res['ratio_to_bare'] or 0:.2f}x the parallel one's, under the same client process; the game server's "
+          f"CPU alone would allow {mcp['server_capacity_calls_per_s']:,.0f} calls/s.",
+          "The game's calls are turn-serialised (a result is sent when the seat's next turn opens), so each turn "
+          "waits for a whole round trip: the server's and the client's work per call add up.",
           f"target: 100 concurrent MCP clients at least 150 calls per second: "
           f"{'met' if mcp['calls_per_s'] >= 150 else 'missed'}"])
