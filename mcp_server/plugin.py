@@ -27,32 +27,26 @@ class EpisodeSeats:
             await self.server.stop("the episode has ended")
 
 
-def _seat_players(team: Any, agent_ids: list[str], framework: str) -> dict[str, str]:
-    """Who plays each seat of an episode's team: "external" for the MCP seats' own teams, else the framework."""
-    from .turns import ExternalSeatsTeam, MixedTeam
-
-    if isinstance(team, MixedTeam):
-        return {a: "external" if isinstance(team.routes.get(a), ExternalSeatsTeam) else framework for a in agent_ids}
-    if isinstance(team, ExternalSeatsTeam):
-        return {a: "external" for a in agent_ids}
-    return {a: framework for a in agent_ids}
-
-
 async def start_tool_server(episode: Any) -> EpisodeSeats:
     """The ``"mcp"`` tool server: start the episode's MCP server (or join the one ``agentworld serve`` started)
     for a team whose ``tool_server`` is ``"mcp"``, and bind the MCP seats' own teams to its turn tracker. The
-    episode calls this before ``Team.start`` and puts the seats in the team's view."""
+    episode calls this before ``Team.start`` and puts the seats in the team's view.
+
+    The team is asked through its own interface, so a wrapper that forwards attributes (the runner's rate
+    limiter) is transparent: teams of MCP seats (turns.py) say who plays each seat (``seat_players``) and
+    take the tracker (``bind``); any other team is played in process by its framework."""
     from .server import EpisodeMcpServer
-    from .turns import ExternalSeatsTeam, MixedTeam
 
     existing = getattr(episode, "mcp_server", None)
     agent_ids = list(episode.agent_ids)
-    team = getattr(episode.team, "_team", episode.team)  # the runner's rate-limiting wrapper holds it as _team
-    players = _seat_players(team, agent_ids, episode.framework or "framework")
+    team = episode.team
+    framework = episode.framework or "framework"
+    seat_players = getattr(team, "seat_players", None)
+    players = seat_players(agent_ids, framework) if seat_players is not None else dict.fromkeys(agent_ids, framework)
     # the external seats' own bound when they have one, else the episode's turn timeout
     timeout = float(getattr(team, "turn_timeout", None) or episode.turn_timeout or 300.0)
     server = await EpisodeMcpServer.join_or_start(episode, players=players, turn_timeout=timeout)
-    if isinstance(team, (ExternalSeatsTeam, MixedTeam)) and team.tracker is None:
+    if seat_players is not None and team.tracker is None:
         team.bind(server.tracker)
     return EpisodeSeats(server, server is not existing, agent_ids)  # a server it started, it stops
 
@@ -67,7 +61,8 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
                         variant: str = "vanilla", out_dir: str | None = None, model: str = "",
                         connect_timeout: float | None = None, announce: Any = None, world: Any = None,
                         linger: float = 10.0, allow_hosts: tuple[str, ...] = (), limits: Any = None,
-                        world_backend: str = "embedded", world_options: dict[str, Any] | None = None) -> Any:
+                        world_backend: str = "embedded", world_options: dict[str, Any] | None = None,
+                        stream_after: float | None = None) -> Any:
     """Run one episode whose external seats are played over MCP; returns the EpisodeResult.
 
     ``announce(server, seats_file_path)`` is called once the server listens and the seats file is written
@@ -75,7 +70,8 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     path or a loaded Task; ``world`` replaces the default world (tests use a small one), or
     ``world_backend``/``world_options`` choose another backend (``paper-server`` with its ``server_url``). After the episode
     the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
-    episode is over). ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py).
+    episode is over). ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py),
+    ``stream_after`` when a result switches from one JSON body to an SSE stream (mcp_server/transport.py).
     The seats file goes to ``seats_path``, by default a private folder outside the episode folder."""
     from ..core import plugins
     from ..core.play.episode import Episode
@@ -97,55 +93,41 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
     if unknown:
         raise ValueError(f"--seat names unknown agent(s) {', '.join(unknown)}; task {task.id} under variant "
                          f"{variant} has agents: {', '.join(played.agent_ids)}")
-    # one sub-team per in-process framework, playing the agents seated with it; the rest are external
+    # every agent is external unless seated with an in-process framework; one team per framework
+    seated = {a: players.get(a, "external") for a in played.agent_ids}
+    external_ids = [a for a, player in seated.items() if player == "external"]
     by_framework: dict[str, list[str]] = {}
-    for agent_id in played.agent_ids:
-        player = players.setdefault(agent_id, "external")
+    for agent_id, player in seated.items():
         if player != "external":
             by_framework.setdefault(player, []).append(agent_id)
-    routes: dict[str, Any] = {}
-    external_ids = [a for a in played.agent_ids if players[a] == "external"]
-    external = ExternalSeatsTeam(turn_timeout=turn_timeout, agent_ids=external_ids)
-    for agent_id in external_ids:
-        routes[agent_id] = external
-    for framework, agent_ids in by_framework.items():
-        # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
-        routes.update({a: (framework, agent_ids) for a in agent_ids})
-    grants: set[str] = set()
-
-    def build_team(view: Any) -> Any:
-        """The episode's team: external seats and one in-process team per framework, each built from the
-        view of its own agents (the oracle alone also gets the reference plan)."""
-        built: dict[str, Any] = {}
-        teams: dict[str, Any] = {}
-        for agent_id, route in routes.items():
-            if not isinstance(route, tuple):
-                teams[agent_id] = route
-                continue
-            framework, agent_ids = route
-            if framework not in built:
-                seat_model = model or "scripted:oracle"
-                plan, granted = privileged_grants(played, framework, seat_model)
-                grants.update(granted)
-                built[framework] = plugins.get("framework", framework)(TeamSpec(
-                    view=view.only(agent_ids), model=seat_model, seed=seed, agent_ids=agent_ids,
-                    options={"tools": "inproc"}, reference_plan=plan))
-            teams[agent_id] = built[framework]
-        return MixedTeam(teams)
-
     for framework in by_framework:
         try:
             plugins.get("framework", framework)
         except KeyError as exc:
             raise click.BadParameter(str(exc.args[0]), param_hint="--seat") from None
+    # model-less teams (oracle, random, idle) ignore the model; framework teams default to the scripted oracle
+    seat_model = model or "scripted:oracle"
+    plans = {framework: privileged_grants(played, framework, seat_model) for framework in by_framework}
+
+    def build_team(view: Any) -> Any:
+        """The episode's team: the external seats, and one in-process team per framework built from the view
+        of its own agents (the oracle alone also gets the reference plan)."""
+        external = ExternalSeatsTeam(turn_timeout=turn_timeout, agent_ids=external_ids)
+        routes: dict[str, Any] = dict.fromkeys(external_ids, external)
+        for framework, agent_ids in by_framework.items():
+            routes.update(dict.fromkeys(agent_ids, plugins.get("framework", framework)(TeamSpec(
+                view=view.only(agent_ids), model=seat_model, seed=seed, agent_ids=agent_ids,
+                options={"tools": "inproc"}, reference_plan=plans[framework][0]))))
+        return MixedTeam(routes)
+
     out = Path(out_dir) if out_dir else Path("runs") / "serve" / f"{task.id}-s{seed}"
     episode = Episode(task, seed=seed, variant=variant, out_dir=out, framework="mcp",
                       model=model or "external", turn_timeout=turn_timeout, world=world, played_task=played,
-                      world_backend=world_backend, world_options=world_options, build_team=build_team)
-    episode.grants = sorted(grants)
+                      world_backend=world_backend, world_options=world_options, build_team=build_team,
+                      grants=sorted({g for _, granted in plans.values() for g in granted}))
     team = episode.team
-    server = await EpisodeMcpServer(episode, players=players, host=host, port=port, turn_timeout=turn_timeout,
-                                    allow_hosts=allow_hosts, limits=limits).start()
+    server = await EpisodeMcpServer(episode, players=seated, host=host, port=port, turn_timeout=turn_timeout,
+                                    allow_hosts=allow_hosts, limits=limits, stream_after=stream_after).start()
     team.bind(server.tracker)
     try:
         listed = [s if s.external else s.model_copy(update={"token": "", "url": ""}) for s in server.seats]
@@ -225,12 +207,16 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an idle keep-alive connection stays open.")
     @click.option("--session-idle-timeout", type=float, default=600.0, show_default=True,
                   help="Seconds an MCP session with no request stays open.")
+    @click.option("--stream-after", type=float, default=None,
+                  help="Seconds a result may take to come back as one JSON body; a later one comes on an SSE stream "
+                       "(progress notifications, keep-alive pings). 0: always SSE [default: the progress "
+                       "interval, 5 s].")
     @world_options
     def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
               turn_timeout: float, connect_timeout: float | None, linger: float, seed: int, variant: str,
               model: str, out_dir: str | None, allow_hosts: tuple[str, ...], max_connections: int | None,
               max_sessions_per_seat: int, max_sessions: int | None, header_timeout: float, idle_timeout: float,
-              session_idle_timeout: float, world: str | None, server_url: str | None,
+              session_idle_timeout: float, stream_after: float | None, world: str | None, server_url: str | None,
               world_option: tuple[str, ...]) -> None:
         """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
         from ..core.tasks.task import TaskError
@@ -239,6 +225,8 @@ def register_commands(cli: Any) -> None:
 
         if turn_timeout <= 0:
             raise click.BadParameter("must be > 0 seconds", param_hint="--turn-timeout")
+        if stream_after is not None and stream_after < 0:
+            raise click.BadParameter("must be >= 0 seconds (0: always answer on an SSE stream)", param_hint="--stream-after")
         backend, options = parse_world(world, server_url, world_option)
         try:
             limits = HttpLimits(header_timeout=header_timeout, idle_timeout=idle_timeout,
@@ -254,13 +242,14 @@ def register_commands(cli: Any) -> None:
                        f"proxy in front on untrusted networks. Accepted Host names: {', '.join(allow_hosts)}.",
                        err=True)
         try:
-            import asyncio
+            from .eventloop import run
 
-            result = asyncio.run(serve_episode(
+            result = run(serve_episode(
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
                 connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits,
-                world_backend=backend, world_options=options or None, linger=max(0.0, linger)))
+                world_backend=backend, world_options=options or None, linger=max(0.0, linger),
+                stream_after=stream_after))
         except (TaskError, ValueError, KeyError, WorldUnavailable) as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:

@@ -30,6 +30,10 @@ class ExternalSeatsTeam(Team):
 
     tool_server = "mcp"  # the episode starts (or joins) its MCP server for these seats and binds the tracker
 
+    def seat_players(self, agent_ids: list[str], framework: str) -> dict[str, str]:
+        """Who plays each seat: every one an external MCP client."""
+        return dict.fromkeys(agent_ids, "external")
+
     async def start(self, view: Any) -> None:
         if self.tracker is None:
             raise RuntimeError("ExternalSeatsTeam has no MCP server: run it in an Episode, which starts the MCP "
@@ -71,6 +75,10 @@ class MixedTeam(Team):
             if all(t is not s for s in seen):
                 seen.append(t)
         return seen
+
+    def seat_players(self, agent_ids: list[str], framework: str) -> dict[str, str]:
+        """Who plays each seat: "external" for the external seats' team, else ``framework``."""
+        return {a: "external" if isinstance(self.routes.get(a), ExternalSeatsTeam) else framework for a in agent_ids}
 
     @property
     def tool_server(self) -> str | None:  # type: ignore[override]
