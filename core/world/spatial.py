@@ -64,8 +64,8 @@ class Cells:
                 key: Callable[[Any], Any]) -> list[tuple[int, Any]]:
         """The ``limit`` kept things within ``radius`` that come first by (distance, ``key``), in that order.
 
-        Buckets are visited nearest first and the search stops once ``limit`` things are closer than every
-        bucket not yet visited, so a crowd costs what its nearest part costs, not what all of it does."""
+        Buckets are visited ring by ring outwards and the search stops once ``limit`` things are closer than
+        every ring not yet visited, so a crowd costs what its nearest part costs, not what all of it does."""
         if limit <= 0:
             return []
         buckets, size = self.buckets, self.size
@@ -76,10 +76,10 @@ class Cells:
             for cx in xs:
                 bucket = buckets.get((cx, cy))
                 if bucket:
-                    present.append((cy, cx, bucket))
+                    present.append((cx, cy, bucket))
                     total += len(bucket)
+        found: list[tuple[int, Any]] = []
         if total <= limit:  # no more things round here than the list takes: all of those within reach, in order
-            found = []
             for _, _, bucket in present:
                 for thing in bucket.values():
                     d = abs(thing.x - x) + abs(thing.y - y)
@@ -87,30 +87,30 @@ class Cells:
                         found.append((d, thing))
             found.sort(key=lambda t: (t[0], key(t[1])))
             return found
-        order = []
-        for cy, cx, bucket in present:
-            dy = max(cy * size - y, 0, y - (cy * size + size - 1))
-            dx = max(cx * size - x, 0, x - (cx * size + size - 1))
-            order.append((dx + dy, cy, cx, bucket))
-        order.sort(key=lambda t: t[:3])
-        found: list[tuple[int, Any]] = []
+        ccx, ccy = x // size, y // size
+        rings: dict[int, list[dict]] = {}  # the buckets by Chebyshev distance (in buckets) from (x, y)'s
+        for cx, cy, bucket in present:
+            k, ky = abs(cx - ccx), abs(cy - ccy)
+            rings.setdefault(k if k > ky else ky, []).append(bucket)
         # `cut`: the distance of the limit-th closest thing found so far (radius until `limit` are found):
         # nothing farther can make the list, so it is not even tested with `keep`
         per_distance = [0] * (radius + 1)
         cut, within_cut = radius, 0
-        for i, (_, _, _, bucket) in enumerate(order):
-            for thing in bucket.values():
-                d = abs(thing.x - x) + abs(thing.y - y)
-                if d <= cut and keep(thing):
-                    found.append((d, thing))
-                    per_distance[d] += 1
-                    within_cut += 1
-                    while within_cut - per_distance[cut] >= limit:
-                        within_cut -= per_distance[cut]
-                        cut -= 1
-            nxt = order[i + 1][0] if i + 1 < len(order) else radius + 1
-            if within_cut >= limit and cut < nxt:
-                break  # nothing unseen can come before the closest `limit` found
+        # ring by ring outwards: a tile in ring k >= 1 is at least (k - 1) * size + 1 away, so once `limit`
+        # things are that close no outer ring can add one
+        for k in sorted(rings):
+            if k and within_cut >= limit and cut <= (k - 1) * size:
+                break
+            for bucket in rings[k]:
+                for thing in bucket.values():
+                    d = abs(thing.x - x) + abs(thing.y - y)
+                    if d <= cut and keep(thing):
+                        found.append((d, thing))
+                        per_distance[d] += 1
+                        within_cut += 1
+                        while within_cut - per_distance[cut] >= limit:
+                            within_cut -= per_distance[cut]
+                            cut -= 1
         found = [t for t in found if t[0] <= cut]
         found.sort(key=lambda t: (t[0], key(t[1])))
         return found[:limit]
