@@ -40,6 +40,8 @@ class VerifyContext:
     _states: dict[str, "PlayerState"] = field(default_factory=dict)
 
     def state(self, agent_ref: str) -> "PlayerState":
+        """The agent's state now (read-only: the embedded world hands the same object out again while the
+        player does not change)."""
         agent_id = self.task.resolve_agent(agent_ref) or agent_ref
         st = self._states.get(agent_id)
         if st is None:
