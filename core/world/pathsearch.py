@@ -40,8 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover - GameMap.find_path imports this module
 
 Point = tuple[int, int]
 
-FIRST_SLACK = 16  # tiles of detour the first round allows beyond the lower bound (then doubling)
-WHOLE_WINDOW_BITS = 1 << 16  # windows up to this many tiles run untrimmed layers (fewer operations per layer)
+FIRST_SLACK = 24  # tiles of detour the first round allows beyond the lower bound (chosen by measurement)
+WHOLE_WINDOW_BITS = 1 << 17  # windows up to this many tiles run untrimmed layers (fewer operations per layer)
 
 
 @dataclass
