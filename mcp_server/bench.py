@@ -219,7 +219,9 @@ class BareServer:
 
 async def bare_fastmcp(clients: int, rounds: int, serial: bool = False, loop: str = "auto") -> dict[str, float]:
     """A floor: the same client process (one MCP session per seat, ``sleep`` called ``rounds`` times each)
-    against a :class:`BareServer`, parallel or turn-serialised. Timed from the first call run to the last."""
+    against a :class:`BareServer`, parallel or turn-serialised. Timed, as the game, once every seat is in:
+    from the ``clients``-th call run (parallel; before it sessions still open) or the first (serial: the first
+    turn opens when every seat has called) to the last."""
     import asyncio
 
     from .seats import Seat
@@ -230,7 +232,8 @@ async def bare_fastmcp(clients: int, rounds: int, serial: bool = False, loop: st
         with tempfile.TemporaryDirectory() as tmp:
             proc = await start_clients(seats, bare.url, rounds, loop, tmp)
             try:
-                while not bare.marks and proc.returncode is None:
+                first = 1 if serial else clients
+                while len(bare.marks) < first and proc.returncode is None:
                     await asyncio.sleep(0.001)
                 cpu0 = time.process_time()
                 while len(bare.marks) < clients * rounds and proc.returncode is None:
@@ -238,11 +241,11 @@ async def bare_fastmcp(clients: int, rounds: int, serial: bool = False, loop: st
                 cpu = time.process_time() - cpu0
             finally:
                 await _stop(proc)
-    marks = bare.marks
-    calls = len(marks)
-    wall = marks[-1] - marks[0] if calls > 1 else 0.0
-    return {"calls": calls, "wall_s": wall, "calls_per_s": (calls - 1) / wall if wall else 0.0,
-            "client_rc": proc.returncode, **_server_cpu(cpu, calls - 1)}
+    marks = bare.marks[first - 1:]
+    timed = len(marks) - 1  # calls run after the clock started
+    wall = marks[-1] - marks[0] if timed > 0 else 0.0
+    return {"calls": len(bare.marks), "wall_s": wall, "calls_per_s": timed / wall if wall else 0.0,
+            "client_rc": proc.returncode, **_server_cpu(cpu, timed)}
 
 
 async def in_process(agents: int, rounds: int) -> dict[str, float]:

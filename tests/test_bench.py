@@ -104,3 +104,7 @@ def test_mcp_load_json_over_real_clients():
     bare = out["bare_fastmcp"]  # the client-side floor: the same clients against a bare FastMCP server
     assert bare["calls"] == 4 and bare["client_rc"] == 0 and bare["calls_per_s"] > 0
     assert out["ratio_to_bare"] == pytest.approx(out["mcp"]["calls_per_s"] / bare["calls_per_s"])
+    chain = out["bare_fastmcp_serial"]  # the chain floor: the same turn contract, nothing to play
+    assert chain["calls"] == 4 and chain["client_rc"] == 0 and chain["calls_per_s"] > 0
+    assert out["ratio_to_serial_bare"] == pytest.approx(out["mcp"]["calls_per_s"] / chain["calls_per_s"])
+    assert out["loop"] in ("uvloop", "asyncio")
