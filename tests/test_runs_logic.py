@@ -92,6 +92,40 @@ async def test_run_writes_manifest_results_and_folders(tmp_path: Path):
         await Runner(SPEC, tmp_path / "run", jobs=jobs, executor=LocalExecutor(FakeEpisodes())).run()
 
 
+def _result(eid: str) -> EpisodeResult:
+    return EpisodeResult(episode_id=eid, task_id="t0", category="c", n_agents=1, seed=0, variant="vanilla",
+                         framework="fake", model="", success=True, psr=1.0, end_reason="round_budget", rounds=1,
+                         max_rounds=1, actions=0, chats=0, tool_errors=0, no_calls=0, refused_calls=0,
+                         infra_errors=0, turns=1, wall_s=0.0)
+
+
+def test_rewrite_results_leaves_a_file_that_already_holds_them_and_makes_every_other_durable(tmp_path: Path,
+                                                                                             monkeypatch):
+    """The rewrite is skipped (no fsync) when the file already holds exactly those lines; otherwise the file is
+    replaced, fsynced, by exactly those lines; no file and no results gives an empty file."""
+    import agentworld.core.runs.runner as runner_mod
+
+    synced: list[int] = []
+    monkeypatch.setattr(runner_mod.os, "fsync", lambda fd: synced.append(fd))
+    rd = RunDir(tmp_path)
+    rd.rewrite_results([])
+    assert rd.results_path.read_bytes() == b"" and not synced
+    a, b = _result("a"), _result("b")
+    rd.append_result(a)
+    rd.append_result(b)
+    assert len(synced) == 2
+    inode = rd.results_path.stat().st_ino
+    rd.rewrite_results([a, b])  # already so: left alone
+    assert len(synced) == 2 and rd.results_path.stat().st_ino == inode
+    rd.rewrite_results([b, a])  # another order: replaced, durably
+    assert len(synced) == 3 and [r.episode_id for r in rd.read_results()] == ["b", "a"]
+    with open(rd.results_path, "a", encoding="utf-8") as f:
+        f.write('{"episode_id": "torn')  # a killed run's torn last line
+    rd.rewrite_results(rd.read_results())
+    assert len(synced) == 4 and rd.results_path.read_text(encoding="utf-8").count("\n") == 2
+    assert rd.results_path.read_bytes().endswith(b"}\n")
+
+
 async def test_cancel_at_random_moments_then_resume_matches_uninterrupted(tmp_path: Path):
     jobs = make_jobs(n_tasks=5)
     reference = await Runner(SPEC, tmp_path / "ref", jobs=jobs, executor=LocalExecutor(FakeEpisodes())).run()

@@ -247,10 +247,20 @@ class RunDir:
         return read_results_file(self.results_path, problems)
 
     def rewrite_results(self, results: list[EpisodeResult]) -> None:
+        """results.jsonl holds exactly ``results``, in order, durably. A file that already holds exactly these
+        bytes was written durably (appends and rewrites are fsynced) and is left alone: a fresh run and a
+        run whose appends came in planned order skip the rewrite and its fsync (~10 ms each)."""
+        data = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
+        try:
+            if self.results_path.read_bytes() == data:
+                return
+        except FileNotFoundError:
+            if not data:
+                self.results_path.touch()  # an empty file: nothing to make durable
+                return
         tmp = self.results_path.with_suffix(".jsonl.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            for r in results:
-                f.write(r.model_dump_json() + "\n")
+        with open(tmp, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.results_path)
