@@ -32,6 +32,7 @@ import jinja2
 from pydantic import BaseModel, Field
 
 from ..play.records import TurnEvent
+from ..world.factories import empty_list
 from ..world.tools import CHAT_TOOLS
 from .graph import EpisodeData, JudgeCall, action_id, file_safe
 from .grounded import WorldFacts, _message_coords, _message_words, _rule_match
@@ -297,11 +298,11 @@ class CommsLabels(BaseModel):
     model: str = ""
     taxonomy: dict[str, str]
     complete: bool  # False: some questions failed; their messages have no class (never a default class)
-    labels: list[MessageLabel] = Field(default_factory=list)
-    unlabelled: list[str] = Field(default_factory=list)
-    calls: list[JudgeCall] = Field(default_factory=list)
+    labels: list[MessageLabel] = Field(default_factory=empty_list)
+    unlabelled: list[str] = Field(default_factory=empty_list)
+    calls: list[JudgeCall] = Field(default_factory=empty_list)
     failed_calls: int = 0
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
     created: str = ""
 
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ..play.records import EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent, parse_event
+from ..world.factories import empty_list
 from ..world.tools import CHAT_TOOLS, format_call
 
 CCE_FILE = "cce.json"
@@ -228,7 +229,7 @@ class JudgeCall(BaseModel):
     """One question to the judge (asked or answered from the cache)."""
 
     kind: Literal["success", "round", "chat", "comms"]  # comms: message classes (core/cce/comms.py)
-    rounds: list[int] = Field(default_factory=list)
+    rounds: list[int] = Field(default_factory=empty_list)
     key: str = ""  # cache key (judge name + model + prompt hash)
     cached: bool = False
     ok: bool = True
@@ -261,17 +262,17 @@ class CCEReport(BaseModel):
     pac: dict[str, float | None] = Field(default_factory=dict)  # agent -> PAC (None: the agent took no action)
     n_actions: int
     n_contributing: int
-    success_actions: list[str] = Field(default_factory=list)
-    nodes: list[ActionNode] = Field(default_factory=list)
-    edges: list[CausalEdge] = Field(default_factory=list)
-    calls: list[JudgeCall] = Field(default_factory=list)
+    success_actions: list[str] = Field(default_factory=empty_list)
+    nodes: list[ActionNode] = Field(default_factory=empty_list)
+    edges: list[CausalEdge] = Field(default_factory=empty_list)
+    calls: list[JudgeCall] = Field(default_factory=empty_list)
     judge_calls: int = 0  # questions actually sent to the judge (not answered from the cache)
     cached_calls: int = 0
     failed_calls: int = 0
     tokens_in: int = 0  # tokens of the calls actually sent
     tokens_out: int = 0
-    skipped_rounds: list[int] = Field(default_factory=list)  # paper sweep: rounds with nothing later to enable
-    notes: list[str] = Field(default_factory=list)  # judge ids that named no action, dropped edges, failures
+    skipped_rounds: list[int] = Field(default_factory=empty_list)  # paper sweep: rounds with nothing later to enable
+    notes: list[str] = Field(default_factory=empty_list)  # judge ids that named no action, dropped edges, failures
     created: str = ""
 
     @model_validator(mode="before")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 from pydantic import BaseModel, Field
 
 from ..world.effects import ToolResult
+from ..world.factories import empty_list
 from .records import ModelAttempt, RawCall
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,7 +132,7 @@ class TurnOutcome(BaseModel):
     model_calls: int = 0
     infra_error: str | None = None  # model service failed after retries: recorded apart from agent failures
     context_trimmed: int = 0  # history messages dropped or summarised this turn to stay within budget
-    raw_calls: list[dict[str, Any]] = Field(default_factory=list)  # tool calls the model emitted, as emitted
+    raw_calls: list[dict[str, Any]] = Field(default_factory=empty_list)  # tool calls the model emitted, as emitted
 
 
 class Team(ABC):

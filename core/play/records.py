@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from ..tasks.verify import Checkpoint
 from ..world.effects import Effects, ErrorKind
+from ..world.factories import empty_list
 
 EndReason = Literal["verifier_passed", "round_budget", "no_active_agents", "budget_stop", "aborted", "error"]
 
@@ -46,7 +47,7 @@ class StartEvent(BaseModel):
     max_action_steps: int
     timestamp: str
     # what the team was handed beyond its view: ["reference_plan"] for the scripted oracle baseline alone
-    grants: list[str] = Field(default_factory=list)
+    grants: list[str] = Field(default_factory=empty_list)
 
 
 class RefusedCall(BaseModel):
@@ -85,7 +86,7 @@ class TurnEvent(BaseModel):
     result: str = ""  # the text the agent saw
     error: ErrorKind | None = None
     effects: Effects = Field(default_factory=Effects)
-    refused: list[RefusedCall] = Field(default_factory=list)  # further calls in the same turn, refused
+    refused: list[RefusedCall] = Field(default_factory=empty_list)  # further calls in the same turn, refused
     counts_as_action: bool = True  # False for chat tools (max_action_steps counts the others)
     status: AgentStatus | None = None
     thinking: str = ""
@@ -95,8 +96,8 @@ class TurnEvent(BaseModel):
     harness_s: float = 0.0  # time in the harness for this turn (observation, prompts, tool, recording)
     infra_error: str | None = None
     harness_error: str | None = None  # traceback of an engine or harness exception (not the agent's failure)
-    raw_calls: list[RawCall] = Field(default_factory=list)  # the tool calls as emitted, in order
-    attempts: list[ModelAttempt] = Field(default_factory=list)  # requests to the model service this turn
+    raw_calls: list[RawCall] = Field(default_factory=empty_list)  # the tool calls as emitted, in order
+    attempts: list[ModelAttempt] = Field(default_factory=empty_list)  # requests to the model service this turn
     context_trimmed: int = 0
     timestamp: str = ""
 
@@ -105,7 +106,7 @@ class TickEvent(BaseModel):
     type: Literal["tick"] = "tick"
     round: int
     effects: Effects = Field(default_factory=Effects)
-    lines: list[str] = Field(default_factory=list)
+    lines: list[str] = Field(default_factory=empty_list)
     checkpoints_passed: int = 0
     timestamp: str = ""
 
@@ -163,7 +164,7 @@ class EpisodeResult(BaseModel):
     verifiable: bool = True  # False for a paper-format task without a verifier
     success: bool
     psr: float  # share of checkpoints achieved
-    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    checkpoints: list[Checkpoint] = Field(default_factory=empty_list)
     message: str = ""  # "staff with wizard: 1/1, all alive: yes"
     end_reason: EndReason
     rounds: int

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..world.factories import empty_list
 from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 
 # Frameworks that need no model: their teams are scripted.
@@ -38,13 +39,13 @@ class RunSpec(BaseModel):
 
     name: str | None = Field(None, description="Run name; the run folder is runs/<name or generated id>.")
     # --- task selection (union of ids and suite, then filtered by category and team size) ---
-    tasks: list[str] = Field(default_factory=list, description="Task ids or task YAML paths.")
+    tasks: list[str] = Field(default_factory=empty_list, description="Task ids or task YAML paths.")
     suite: Literal["main", "augmented"] | None = None
-    categories: list[str] = Field(default_factory=list)
+    categories: list[str] = Field(default_factory=empty_list)
     agents: str | None = Field(None, description="Team-size range like '10-20', '5', '10-' or '-8'.")
     # --- the grid ---
     frameworks: list[str] = Field(default_factory=lambda: ["oracle"])
-    models: list[str] = Field(default_factory=list, description="Model specs; empty = none for scripted frameworks.")
+    models: list[str] = Field(default_factory=empty_list, description="Model specs; empty = none for scripted frameworks.")
     variants: list[str] = Field(default_factory=lambda: ["vanilla"])
     trials: int = Field(1, ge=1)
     seed: int = Field(0, description="Trial k runs with seed + k (unless `seeds` lists them).")

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
+from ..world.factories import empty_list
 from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 from ..world.models import SKILLS, Rules
 
@@ -110,8 +111,8 @@ class YamlAgent(_Yaml):
     new_character: bool = True
     location: YamlLocation
     skill_levels: dict[str, int] = Field(default_factory=dict)
-    inventory_items: list[YamlStack] = Field(default_factory=list)
-    equipped_items: list[YamlStack] = Field(default_factory=list)
+    inventory_items: list[YamlStack] = Field(default_factory=empty_list)
+    equipped_items: list[YamlStack] = Field(default_factory=empty_list)
     role: str = ""  # short role name shown to the agent ("lumberjack")
     guideline: str = ""  # the role's own guideline document
 
@@ -123,7 +124,7 @@ class YamlTaskHead(_Yaml):
 
 class Objectives(_Yaml):
     primary: str
-    secondary: list[str] = Field(default_factory=list)
+    secondary: list[str] = Field(default_factory=empty_list)
 
 
 class CheckSpec(BaseModel):
@@ -140,7 +141,7 @@ class CheckSpec(BaseModel):
 
 
 class VerifierSpec(_Yaml):
-    checks: list[CheckSpec] = Field(default_factory=list)
+    checks: list[CheckSpec] = Field(default_factory=empty_list)
     python: str | None = None  # a registered custom verifier (plugin), evaluated after the checks
     python_args: dict[str, Any] = Field(default_factory=dict)
 
@@ -165,7 +166,7 @@ class YamlTask(_Yaml):
     max_action_steps: int = Field(25, ge=1)
     rounds: int = Field(55, ge=1)
     shared_plan: str | None = None
-    success_criteria: list[str] = Field(default_factory=list)
+    success_criteria: list[str] = Field(default_factory=empty_list)
     world_rules: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None
@@ -180,8 +181,8 @@ class AgentDef(BaseModel):
     x: int
     y: int
     skills: dict[str, int] = Field(default_factory=dict)
-    inventory: list[YamlStack] = Field(default_factory=list)
-    equipment: list[YamlStack] = Field(default_factory=list)
+    inventory: list[YamlStack] = Field(default_factory=empty_list)
+    equipment: list[YamlStack] = Field(default_factory=empty_list)
     role: str = ""
     guideline: str = ""
     new_character: bool = True
@@ -206,7 +207,7 @@ class Task(BaseModel):
     rounds: int = 55
     shared_plan: str | None = None
     agents: list[AgentDef]
-    success_criteria: list[str] = Field(default_factory=list)
+    success_criteria: list[str] = Field(default_factory=empty_list)
     world_rules: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from .effects import Effects, ToolResult
+from .factories import empty_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from .observation import Observation
@@ -39,8 +40,8 @@ class PlayerSpec(BaseModel):
     x: int
     y: int
     skills: dict[str, int] = Field(default_factory=dict)  # skill -> level (others start at 1)
-    inventory: list[StackSpec] = Field(default_factory=list)
-    equipment: list[StackSpec] = Field(default_factory=list)
+    inventory: list[StackSpec] = Field(default_factory=empty_list)
+    equipment: list[StackSpec] = Field(default_factory=empty_list)
 
 
 class InventorySlot(BaseModel):
@@ -79,7 +80,7 @@ class TickReport(BaseModel):
 
     round: int
     effects: Effects = Field(default_factory=Effects)
-    lines: list[str] = Field(default_factory=list)  # short human-readable log lines
+    lines: list[str] = Field(default_factory=empty_list)  # short human-readable log lines
 
 
 class World(ABC):

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .factories import empty_list
+
 ErrorKind = Literal[
     "bad_args",  # arguments failed validation (type, range, unknown enum value)
     "unknown_tool",  # no such tool (or removed by the protocol variant, e.g. chat under no-communication)
@@ -103,19 +105,19 @@ class HpChange(BaseModel):
 class Effects(BaseModel):
     """Structured consequences of one action (or of one world tick)."""
 
-    gained: list[ItemDelta] = Field(default_factory=list)
-    lost: list[ItemDelta] = Field(default_factory=list)
-    transfers: list[Transfer] = Field(default_factory=list)
-    crafted: list[Crafted] = Field(default_factory=list)
-    kills: list[Kill] = Field(default_factory=list)
-    harvests: list[Harvest] = Field(default_factory=list)
+    gained: list[ItemDelta] = Field(default_factory=empty_list)
+    lost: list[ItemDelta] = Field(default_factory=empty_list)
+    transfers: list[Transfer] = Field(default_factory=empty_list)
+    crafted: list[Crafted] = Field(default_factory=empty_list)
+    kills: list[Kill] = Field(default_factory=empty_list)
+    harvests: list[Harvest] = Field(default_factory=empty_list)
     move: Move | None = None
     chat: ChatDelivery | None = None
     equipped: Equip | None = None
-    hp: list[HpChange] = Field(default_factory=list)
+    hp: list[HpChange] = Field(default_factory=empty_list)
     xp: dict[str, int] = Field(default_factory=dict)  # skill -> xp gained by the acting agent
     level_ups: dict[str, int] = Field(default_factory=dict)  # skill -> new level
-    deaths: list[str] = Field(default_factory=list)  # agent ids that died
+    deaths: list[str] = Field(default_factory=empty_list)  # agent ids that died
     portal: str | None = None  # portal key used
     completed: bool = False  # the acting agent declared its part done
     target: str | None = None  # instance id or player the action was aimed at

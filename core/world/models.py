@@ -10,6 +10,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .factories import empty_list
+
 # the skill lists are written once, as the Literal types the schema validates against
 GatheringSkill = Literal["lumberjacking", "mining", "fishing", "foraging"]
 ProductionSkill = Literal["crafting", "smithing", "smelting", "fletching", "cooking"]
@@ -85,7 +87,7 @@ class NodeTypeDef(_Strict):
     harvests: int = 3  # gathers before the node is depleted (one harvest_resource call takes them all)
     respawn_rounds: int = 5
     xp: int = 10  # per gather
-    biomes: list[str] = Field(default_factory=list)  # where the generator places it
+    biomes: list[str] = Field(default_factory=empty_list)  # where the generator places it
     density: float = 0.0  # nodes per 10,000 walkable tiles of those biomes
 
 
@@ -104,7 +106,7 @@ class MobTypeDef(_Strict):
     attack_style: AttackStyle = "melee"
     aggro_range: int = 0  # 0: passive; otherwise attacks agents within this many tiles at the round tick
     respawn_rounds: int = 10
-    drops: list[Drop] = Field(default_factory=list)
+    drops: list[Drop] = Field(default_factory=empty_list)
     xp: int = 10
     boss: bool = False
     description: str = ""
@@ -113,7 +115,7 @@ class MobTypeDef(_Strict):
 class MobSpawn(_Strict):
     mob: str
     area: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1 inclusive; None = anywhere in `biomes`
-    biomes: list[str] = Field(default_factory=list)
+    biomes: list[str] = Field(default_factory=empty_list)
     count: int = 1
 
 
@@ -132,7 +134,7 @@ class Landmark(_Strict):
     x: int
     y: int
     radius: int = 6
-    stations: list[Station] = Field(default_factory=list)
+    stations: list[Station] = Field(default_factory=empty_list)
     description: str = ""
 
 
@@ -213,9 +215,9 @@ class WorldData(_Strict):
     recipes: list[RecipeDef]
     node_types: list[NodeTypeDef]
     mob_types: list[MobTypeDef]
-    mob_spawns: list[MobSpawn] = Field(default_factory=list)
-    landmarks: list[Landmark] = Field(default_factory=list)
-    portals: list[Portal] = Field(default_factory=list)
-    npcs: list[NpcDef] = Field(default_factory=list)
+    mob_spawns: list[MobSpawn] = Field(default_factory=empty_list)
+    landmarks: list[Landmark] = Field(default_factory=empty_list)
+    portals: list[Portal] = Field(default_factory=empty_list)
+    npcs: list[NpcDef] = Field(default_factory=empty_list)
     xp_curve: XpCurve = XpCurve()
     rules: Rules = Rules()

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .factories import empty_list
+
 EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc", "station", "landmark"]
 
 
@@ -63,14 +65,14 @@ class Observation(BaseModel):
     alive: bool = True
     combat_level: int = 1
     skills: dict[str, int] = Field(default_factory=dict)  # levels; skills at 1 are omitted by the renderer
-    inventory: list[InvItem] = Field(default_factory=list)
+    inventory: list[InvItem] = Field(default_factory=empty_list)
     inventory_slots: int = 28
     equipment: dict[str, str] = Field(default_factory=dict)  # slot -> item name
-    nearby: list[Entity] = Field(default_factory=list)
+    nearby: list[Entity] = Field(default_factory=empty_list)
     last_result: str | None = None
-    chat: list[ChatMessage] = Field(default_factory=list)
+    chat: list[ChatMessage] = Field(default_factory=empty_list)
     party: list[PartyMember] | None = None
-    notes: list[str] = Field(default_factory=list)  # NPC lines, world messages (aggro hits at the tick...)
+    notes: list[str] = Field(default_factory=empty_list)  # NPC lines, world messages (aggro hits at the tick...)
 
     @property
     def rounds_left(self) -> int:
