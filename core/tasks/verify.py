@@ -9,6 +9,7 @@ verifier (any callable ``fn(ctx, **python_args)`` returning a Checkpoint, a list
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
@@ -158,7 +159,8 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
     return VerifyResult(verifiable=True, success=success, psr=psr, checkpoints=checkpoints, message=", ".join(parts))
 
 
-# task id() -> (task, the verifier registry, its checks resolved): an episode verifies its task every round
+# task id() -> (a weak reference to the task, the verifier registry, its checks resolved): an episode
+# verifies its task every round; an entry goes with its task
 _RESOLVED: dict[int, tuple[Any, Any, list[tuple[Any, Check, Any, str, bool]]]] = {}
 
 
@@ -169,7 +171,7 @@ def _checks(task: "Task") -> list[tuple[Any, Check, Any, str, bool]]:
 
     registry = plugins.verifiers()
     hit = _RESOLVED.get(id(task))
-    if hit is not None and hit[0] is task and hit[1] is registry:
+    if hit is not None and hit[0]() is task and hit[1] is registry:
         return hit[2]
     assert task.verifier is not None
     out = []
@@ -179,9 +181,8 @@ def _checks(task: "Task") -> list[tuple[Any, Check, Any, str, bool]]:
             raise KeyError(f"task {task.id}: unknown verifier check {spec.check!r} (validate the task first)")
         params = check.params.model_validate(spec.params)
         out.append((spec, check, params, spec.name or check.label(params, task), is_guard(spec)))
-    if len(_RESOLVED) >= 256:
-        _RESOLVED.clear()
-    _RESOLVED[id(task)] = (task, registry, out)
+    key = id(task)
+    _RESOLVED[key] = (weakref.ref(task, lambda _ref: _RESOLVED.pop(key, None)), registry, out)
     return out
 
 
