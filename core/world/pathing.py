@@ -20,23 +20,11 @@ from array import array
 from collections import OrderedDict
 
 from .gamemap import GameMap, Point
-from .pathsearch import shortest_path
+from .pathsearch import goal_tiles, shortest_path
 from .regions import Regions
 
 CACHE_STEPS = 1_000_000  # path steps the cache keeps per map (4 bytes each: about 4 MB at most)
 CACHE_ENTRIES = 100_000  # and answers at most (short and empty paths cost little but are many)
-
-
-def goal_tiles(gm: GameMap, target: Point, reach: int) -> list[Point]:
-    """Walkable tiles within ``reach`` (Manhattan) of ``target``, in a fixed order."""
-    tx, ty = target
-    out = []
-    for dy in range(-reach, reach + 1):
-        span = reach - abs(dy)
-        for dx in range(-span, span + 1):
-            if gm.walkable(tx + dx, ty + dy):
-                out.append((tx + dx, ty + dy))
-    return out
 
 
 def reachable(gm: GameMap, start: Point, target: Point, reach: int) -> bool:

@@ -67,7 +67,7 @@ def shortest_path(gm: GameMap, start: Point, target: Point, reach: int = 0, max_
     if not gm.walkable(sx, sy):
         return None
     comp = gm.component(sx, sy)
-    goals = [g for g in _goal_tiles(gm, target, reach) if gm.component(*g) == comp]
+    goals = [g for g in goal_tiles(gm, target, reach) if gm.component(*g) == comp]
     if not goals:
         return None
     lower = min(abs(sx - x) + abs(sy - y) for x, y in goals)
@@ -122,7 +122,8 @@ def work_bound(gm: GameMap, d: int) -> int:
     return round_bound(d) * 2 * d * gm.height * (gm.width + 8)
 
 
-def _goal_tiles(gm: GameMap, target: Point, reach: int) -> list[Point]:
+def goal_tiles(gm: GameMap, target: Point, reach: int) -> list[Point]:
+    """Walkable tiles within ``reach`` (Manhattan) of ``target``, in a fixed order."""
     tx, ty = target
     out = []
     for dy in range(-reach, reach + 1):
