@@ -193,7 +193,7 @@ class BareServer:
 
         mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
 
-        @mcp.tool()
+        @mcp.tool(structured_output=False)  # no output schema, as the game's tools (else clients validate it)
         async def sleep(seconds: int) -> str:
             """Return at once (parallel), or at this seat's next turn (serial)."""
             return await self.sleep(seconds, mcp.get_context())

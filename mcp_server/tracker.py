@@ -312,8 +312,8 @@ class TurnTracker:
                 "call again to keep waiting.")
 
     def is_active(self, agent_id: str) -> bool:
-        try:
-            return bool(self.episode.world.player_state(agent_id).active)
+        try:  # asked several times per call: out_of_play reads the flags without building the agent's state
+            return not self.episode.world.out_of_play([agent_id])
         except Exception:  # a world that does not know the agent yet: treat as active
             return True
 
