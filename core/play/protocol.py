@@ -17,8 +17,6 @@ read-only :class:`~agentworld.core.play.view.TeamView` (briefs, tools, rules, MC
 its world or its task; only the scripted oracle also gets the reference plan (``core/play/view.py``).
 """
 
-from __future__ import annotations
-
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol

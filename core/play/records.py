@@ -6,8 +6,6 @@ per acting agent and one ``tick`` event, then an ``end`` event. Each line is flu
 so a killed run leaves a readable prefix.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter

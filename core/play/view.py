@@ -17,8 +17,6 @@ In process this is a contract about references, not a sandbox: Python code can i
 read its memory. The hard boundary is a process boundary, ``--tools mcp`` or an external MCP seat.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping

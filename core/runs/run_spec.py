@@ -8,8 +8,6 @@ Secrets never live in a spec: an API key is named by the environment variable th
 (``api_key_env``); a spec that carries a literal key is refused.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from pathlib import Path

@@ -10,8 +10,6 @@ A task in the paper's own format (``agent_N`` blocks, no ``verifier``, no ``id``
 from the file name and it is marked unverifiable (``task.verifiable`` is False).
 """
 
-from __future__ import annotations
-
 import difflib
 import re
 from dataclasses import dataclass

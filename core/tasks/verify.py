@@ -7,8 +7,6 @@ the ``register_verifiers`` hook, so a plugin can add its own (a :class:`Check`) 
 verifier (any callable ``fn(ctx, **python_args)`` returning a Checkpoint, a list of them, or a bool).
 """
 
-from __future__ import annotations
-
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal

@@ -6,8 +6,6 @@ registered through the ``register_worlds`` hook. One method per tool: the tool d
 ``core/world/tools.py`` call exactly these, so the set of actions cannot drift from the tool surface.
 """
 
-from __future__ import annotations
-
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 

@@ -7,8 +7,6 @@ followed (``harvest:oak_tree#12`` produced the logs that ``transfer:agent_2`` mo
 consumed).
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, Field

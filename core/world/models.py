@@ -4,8 +4,6 @@ The data pack is our own content. Everything the engine knows about items, recip
 places and rules is declared here and validated on load; the engine holds no content of its own.
 """
 
-from __future__ import annotations
-
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -5,8 +5,6 @@ received); the episode fills in the round and budget fields. An agent never sees
 inventory, prompts or reasoning: ``party`` (teammates' HP) is filled only under the party-status variant.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, Field
