@@ -407,6 +407,21 @@ def load_suite(suite: str = "main", *, validate: bool = True) -> list[Task]:
     return [load_task(p, validate=validate) for p in suite_files(suite)]
 
 
+_FILE_IDS: dict[Path, tuple[int, int, str]] = {}  # file -> (mtime_ns, size, the id its task has)
+
+
+def _file_task_id(f: Path) -> str:
+    """The id of the task in ``f``, remembered while the file is unchanged: an unknown id (a synthetic episode
+    scored by CCE, a typo) would otherwise parse every shipped task file at every lookup."""
+    st = f.stat()
+    kept = _FILE_IDS.get(f)
+    if kept is not None and kept[:2] == (st.st_mtime_ns, st.st_size):
+        return kept[2]
+    task_id = load_task(f, validate=False).id
+    _FILE_IDS[f] = (st.st_mtime_ns, st.st_size, task_id)
+    return task_id
+
+
 def find_task(ref: str, *, validate: bool = True) -> Task:
     """A task by id (searched in the shipped suites) or by path to a YAML file."""
     p = Path(ref)
@@ -418,13 +433,14 @@ def find_task(ref: str, *, validate: bool = True) -> Task:
             if f.stem == ref:
                 return load_task(f, validate=validate)
             ids.append(f.stem)
-    # ids may differ from file names: fall back to reading the files' id fields
+    # ids may differ from file names: fall back to the files' id fields
     for suite in SUITES:
         for f in suite_files(suite):
-            t = load_task(f, validate=False)
-            if t.id == ref:
+            task_id = _file_task_id(f)
+            if task_id == ref:
+                t = load_task(f, validate=False)
                 return _validated(t, str(f)) if validate else t
-            ids.append(t.id)
+            ids.append(task_id)
     raise KeyError(f"no task {ref!r}; {did_you_mean(ref, ids, 'task id')} (`agentworld tasks list` shows them all)")
 
 
