@@ -121,5 +121,5 @@ def test_core_parts_import_only_downwards() -> None:
 def test_core_top_level_is_only_the_plugin_host_and_shared_helpers() -> None:
     core = package_root() / "core"
     top = sorted(p.name for p in core.glob("*.py"))
-    assert top == ["__init__.py", "hookspecs.py", "plugins.py", "yamlio.py"]
+    assert top == ["__init__.py", "console.py", "hookspecs.py", "plugins.py", "yamlio.py"]
     assert sorted(p.name for p in core.iterdir() if p.is_dir() and not p.name.startswith("__")) == sorted(PARTS)

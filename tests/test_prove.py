@@ -60,7 +60,7 @@ def test_illegal_reference_call_fails_solvable(tmp_path, staff_raw):
     proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     f = _finding(proof, "solvable")
     assert not f.ok and not proof.ok
-    assert "illegal reference call" in f.detail and "agent_2 round 1 transfer_items" in f.detail
+    assert "illegal call(s) in the reference plan" in f.detail and "agent_2 round 1 transfer_items" in f.detail
 
 
 def test_unsolved_reference_fails_solvable_and_honesty(tmp_path, staff_raw):

@@ -30,14 +30,15 @@ def plugins_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import make_console
 
     table = Table("plugin", "source", "registers")
     for r in rows:
         regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in r.items() if k not in ("name", "source", "hooks"))
         table.add_row(r["name"], r["source"], regs or ", ".join(r["hooks"]))
-    Console().print(table)
+    make_console().print(table)
 
 
 def _load_commands() -> None:

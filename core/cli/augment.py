@@ -40,12 +40,11 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
                 api_key_env: str | None, proposals: int, dry_run: bool) -> None:
     """Generate the augmented suite: harder variants of the main tasks (objective, spawns, starting items,
     team size), each proven like a main task. Exit 1 if fewer than --target were kept."""
-    from rich.console import Console
-
+    from ..console import make_console
     from ..runs.augment import ModelProposer, generate, write_suite, write_task
     from ..tasks.task import TaskError, find_task, load_suite
 
-    con = Console()
+    con = make_console()
     try:
         sources = [find_task(t) for t in task_ids] if task_ids else load_suite("main")
     except (KeyError, TaskError) as exc:

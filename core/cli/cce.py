@@ -76,14 +76,9 @@ def _episode_dirs(run_dir: Path) -> list[Path]:
 
 
 def _console() -> Any:
-    """A rich console; piped output (files, CI logs) gets wide lines instead of 80 squeezed columns
-    (unlike cli_runs.make_console, an explicit $COLUMNS wins)."""
-    from rich.console import Console
+    from ..console import make_console
 
-    console = Console()
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=200)
-    return console
+    return make_console()
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -96,10 +96,11 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
 
 def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracle_s: float):
     """Print the proof table, each failure or warning, and the suite's shape; returns the console."""
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from ..console import make_console
+
+    con = make_console()
     table = Table(title=f"task proofs ({len(proofs)})")
     table.add_column("task", no_wrap=True)
     numeric = ("agents", "budget", "ref\nrounds", "ratio", "hand-\noffs", "steps")

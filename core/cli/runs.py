@@ -13,12 +13,16 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..console import make_console
 from ..hookspecs import hookimpl
 from .backend import parse_world, world_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # run flags that are model request options (ModelSpec fields, passed to every team as TeamSpec.options)
 MODEL_FLAGS = {"temperature": "temperature", "max_tokens": "max_tokens", "request_timeout": "timeout",
@@ -28,14 +32,6 @@ RESUMABLE_MODEL_OPTIONS = ("timeout", "context_window")
 EXIT_BUDGET_STOP = 4
 EXIT_EPISODE_ERRORS = 3
 EXIT_INTERRUPTED = 130
-
-
-def make_console(stderr: bool = False) -> Console:
-    """A rich console; piped output (files, CI logs) gets 200 columns instead of 80 squeezed ones."""
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 200)
 
 
 # ---------------------------------------------------------------------- displays

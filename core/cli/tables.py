@@ -165,7 +165,7 @@ def _fields(tasks: tuple[str, ...], categories: tuple[str, ...], models: tuple[s
 def _run_table(kind: str, rows: tuple[TableRow, ...], paper: dict[str, float], framework: str, out: Path | None,
                no_progress: bool, as_json: bool, fields: dict[str, Any]) -> None:
     from ..runs.run_spec import RunSpecError
-    from .runs import make_console
+    from ..console import make_console
 
     console = make_console(stderr=as_json)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")

@@ -14,9 +14,9 @@ from .backend import EMBEDDED, parse_world, world_options
 
 
 def _console():
-    from rich.console import Console
+    from ..console import make_console
 
-    return Console()
+    return make_console()
 
 
 @click.group("tasks")

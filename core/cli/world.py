@@ -152,18 +152,19 @@ def stats_cmd(as_json: bool, data_dir: str | None) -> None:
     if as_json:
         click.echo(json.dumps(stats, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import make_console
 
     table = Table("figure", "value", title=f"AgentWorld world {stats['version']}")
     for k, v in stats.items():
         table.add_row(k, f"{v:,}" if isinstance(v, int) else str(v))
     table.add_row("load time", f"{load_s:.2f} s")
-    Console().print(table)
+    make_console().print(table)
     lm = Table("landmark", "name", "x", "y", "stations", title="Landmarks")
     for m in world.data.landmarks:
         lm.add_row(m.key, m.name, str(m.x), str(m.y), ", ".join(m.stations))
-    Console().print(lm)
+    make_console().print(lm)
 
 
 @world_group.command("render")
@@ -232,14 +233,15 @@ def near_cmd(place: str, radius: int, as_json: bool, data_dir: str | None) -> No
         click.echo(json.dumps({"x": x0, "y": y0, "radius": radius, "biome": world.map.biome_at(x0, y0),
                                "walkable": world.map.walkable(x0, y0), "entities": rows}, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import make_console
 
     table = Table("what", "id / kind", "x", "y", "dist", "details",
                   title=f"within {radius} of ({x0}, {y0}) [{world.map.biome_at(x0, y0)}]")
     for r in rows:
         table.add_row(r["what"], r["id"], str(r["x"]), str(r["y"]), str(r["distance"]), r["details"])
-    Console().print(table)
+    make_console().print(table)
 
 
 @world_group.command("sources")
@@ -300,8 +302,9 @@ def tools_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(schemas, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import make_console
 
     table = Table("tool", "parameters", "description", title=f"{len(schemas)} tools")
     for s in schemas:
@@ -311,7 +314,7 @@ def tools_cmd(as_json: bool) -> None:
         params = ", ".join(f"{k}{'' if k in required else '?'}: {v.get('type', 'any')}" for k, v in props.items())
         chat = " (chat)" if TOOLS[fn["name"]].is_chat else ""
         table.add_row(fn["name"] + chat, params or "-", fn["description"])
-    Console().print(table)
+    make_console().print(table)
 
 
 @hookimpl

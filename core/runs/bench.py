@@ -23,13 +23,14 @@ def bench_group() -> None:
 
 
 def show(title: str, columns: list[str], rows: list[list[Any]], notes: list[str] = ()) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import make_console
 
     table = Table(*columns, title=title)
     for r in rows:
         table.add_row(*[_cell(v) for v in r])
-    console = Console()
+    console = make_console()
     console.print(table)
     for n in notes:
         console.print(n)

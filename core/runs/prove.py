@@ -159,6 +159,16 @@ class RecordingTeam(Team):
             raise PlanBroken(f"{turn.agent_id} round {turn.round}: {tool} refused ({result.error})")
         return TurnOutcome(thinking=tool)
 
+    def illegal_calls(self, what: str) -> str | None:
+        """The plan's refused calls (``complete`` aside: the plan may try it early), as one problem line
+        naming the first, or None when every call was legal."""
+        bad = [c for c in self.calls if not c.ok and c.tool != "complete"]
+        if not bad:
+            return None
+        c = bad[0]
+        return (f"{len(bad)} illegal call(s) in {what}; first: {c.agent_id} round {c.round} "
+                f"{c.tool}({c.args}) -> {c.error}: {c.text}")
+
 
 class WithoutAgent:
     """The oracle plan with one agent sleeping through it (for the necessity check)."""
@@ -540,14 +550,11 @@ def _prove_solvable(task: Task, proof: TaskProof, oracle_seeds: int) -> tuple[An
     t0 = time.perf_counter()
     oracle, team = play(task, "oracle", seed=0, record_seen=True)
     proof.oracle_s = time.perf_counter() - t0
-    bad_calls = [c for c in team.calls if not c.ok and c.tool != "complete"]
     problems = []
     if not oracle.success:
         problems.append(f"oracle fails: {oracle.message} (ended: {oracle.end_reason} after {oracle.rounds} rounds)")
-    if bad_calls:
-        c = bad_calls[0]
-        problems.append(f"{len(bad_calls)} illegal reference call(s); first: {c.agent_id} round {c.round} "
-                        f"{c.tool}({c.args}) -> {c.error}: {c.text}")
+    if illegal := team.illegal_calls("the reference plan"):
+        problems.append(illegal)
     if proof.plan_steps > task.max_action_steps:
         problems.append(f"a reference plan has {proof.plan_steps} action steps > max_action_steps {task.max_action_steps}")
     if oracle.success:

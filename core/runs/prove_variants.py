@@ -74,16 +74,13 @@ def prove_variant(task: Task, variant: str, seed: int = 0) -> VariantCell:
         problems.append("no reference plan to adapt (the task has none)")
     else:
         oracle, team = play_variant(task, played, variant, OraclePolicy(played), seed)
-        bad = [c for c in team.calls if not c.ok and c.tool != "complete"]
         if oracle.success:
             cell.plan_rounds = oracle.rounds
         else:
             problems.append(f"the adapted plan fails: {oracle.message} (ended {oracle.end_reason} after "
                             f"{oracle.rounds}/{played.rounds} rounds)")
-        if bad:
-            c = bad[0]
-            problems.append(f"{len(bad)} illegal call(s) in the adapted plan; first: {c.agent_id} round {c.round} "
-                            f"{c.tool}({c.args}) -> {c.error}: {c.text}")
+        if illegal := team.illegal_calls("the adapted plan"):
+            problems.append(illegal)
     cell.seconds = time.perf_counter() - t0
     if problems:
         cell.detail = "; ".join(problems)
