@@ -77,6 +77,32 @@ def test_the_search_returns_the_breadth_first_searchs_path_on_random_maps(case):
         if reach == 0 and want and not gm.connected(start, target):
             want = None
         assert shortest_path(gm, start, target, reach, max_len, regions=regions) == want
+        straight = pathing._straight(gm, start, target, reach, max_len)  # route's answer without a search
+        assert straight is None or straight == want
+        if start[0] == target[0] or start[1] == target[1]:  # same row or column: try the walk along it too
+            aligned = (start, (start[0], target[1]) if start[0] == target[0] else (target[0], start[1]))
+            along = pathing._straight(gm, *aligned, reach, max_len)
+            assert along is None or along == reference_path(gm, *aligned, reach, max_len)
+
+
+def test_a_straight_walk_is_answered_without_a_search_and_equals_the_search(monkeypatch):
+    gm = load_world().map
+    monkeypatch.setattr(pathing, "PATHS", pathing.PathCache())
+    rng = random.Random(7)
+    straight = 0
+    while straight < 40:
+        a = (rng.randrange(gm.width), rng.randrange(gm.height))
+        d = rng.choice([-30, -12, -5, 5, 12, 30])
+        b = (a[0] + d, a[1]) if rng.random() < 0.5 else (a[0], a[1] + d)
+        reach = rng.choice([0, 0, 1, 2])
+        if not (gm.walkable(*a) and gm.in_bounds(*b)):
+            continue
+        want = shortest_path(gm, a, b, reach, None, regions=pathing.regions_of(gm))
+        got = pathing._straight(gm, a, b, reach, None)
+        if got is not None:
+            straight += 1
+            assert got == want and pathing.route(gm, a, b, reach) == want
+    assert pathing.PATHS.stats(gm)["misses"] == 0  # none of those needed the search
 
 
 def real_queries(gm, n, seed, lo=100, hi=250):
@@ -118,12 +144,12 @@ def test_the_search_is_deterministic_and_its_work_stays_within_the_bound():
 def test_route_answers_from_the_cache_and_hands_out_fresh_lists():
     gm = make_world().map
     cache = pathing.PathCache()
-    p1 = pathing.route(gm, (2, 25), (25, 25))
+    p1 = pathing.route(gm, (2, 25), (25, 20))  # not one row or column: searched, then cached
     pathing.PATHS, saved = cache, pathing.PATHS
     try:
-        a = pathing.route(gm, (2, 25), (25, 25))
+        a = pathing.route(gm, (2, 25), (25, 20))
         a.append((0, 0))  # a caller changing its copy
-        b = pathing.route(gm, (2, 25), (25, 25))
+        b = pathing.route(gm, (2, 25), (25, 20))
     finally:
         pathing.PATHS = saved
     assert b == p1 and (0, 0) not in b

@@ -96,12 +96,32 @@ PATHS = PathCache()
 
 def route(gm: GameMap, start: Point, target: Point, reach: int = 0, max_len: int | None = None) -> list[Point] | None:
     """The engine's path query (see the module docstring): a fresh list of steps, or None when there is none."""
+    path = _straight(gm, start, target, reach, max_len)
+    if path is not None:
+        return path
     key = (start, target, reach, max_len)
     found, path = PATHS.get(gm, key)
     if not found:
         path = _search(gm, start, target, reach, max_len)
         PATHS.put(gm, key, path)
     return path
+
+
+def _straight(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
+    """The answer without a search when start and target share a row or column and every tile from the start
+    to the one ``reach`` short of the target is walkable: that straight walk is then the only path as short
+    as the Manhattan distance (a path that leaves the line, or stops at another tile within reach, is
+    longer), so it is the search's answer too. None when that does not hold (the caller searches)."""
+    (sx, sy), (tx, ty) = start, target
+    if sx != tx and sy != ty:
+        return None
+    d = abs(sx - tx) + abs(sy - ty) - reach
+    if d <= 0 or (max_len is not None and d > max_len) or not gm.walkable(sx, sy):
+        return None
+    dx, dy = (tx > sx) - (tx < sx), (ty > sy) - (ty < sy)
+    path = [(sx + dx * i, sy + dy * i) for i in range(1, d + 1)]
+    walkable = gm.walkable
+    return path if all(walkable(x, y) for x, y in path) else None
 
 
 def _search(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
