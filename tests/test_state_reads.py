@@ -83,6 +83,10 @@ def test_broadcast_chat_reaches_exactly_whom_it_says_as_mailboxes_would():
         sender = rng.choice(ids)
         if roll < 0.6:
             r = w.chat(sender, f"t{step}") if roll < 0.4 else w.send_chat_message(sender, f"g{step}", global_=rng.random() < 0.7)
+            if r.effects.chat.scope != "local":  # every other player in play now, in join order (kept lists)
+                others = [a for a in ids if a != sender]
+                assert r.effects.chat.recipients == others, step
+                assert r.text == "Message delivered to " + (", ".join(w.players[a].username for a in others) or "nobody") + "."
             for a in r.effects.chat.recipients:
                 mail[a].append(r.effects.chat.message)
         elif roll < 0.9:
@@ -102,4 +106,7 @@ def test_broadcast_chat_reaches_exactly_whom_it_says_as_mailboxes_would():
             new = f"late{step}"
             w.add_player(spec(new, new, 20, 25))
             mail[new] = []
+        elif roll < 0.97:  # a death or a revival, however it is made (a respawn rule, a test): chat follows it
+            q = w.players[rng.choice(list(w.players))]
+            q.alive = not q.alive
     assert w._broadcast_base > 0  # the log was cut back along the way

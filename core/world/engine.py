@@ -23,7 +23,7 @@ from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
 from .combat import CombatMixin
 from .datapack import LoadedWorld, PortalEnd, load_world, portal_ends, recipes_by_output
-from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player
+from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, Roster
 from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
@@ -73,6 +73,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._places = fixed.places
 
         self.players: dict[str, Player] = {}
+        self._roster = Roster()  # changes whenever someone joins or leaves play (Player tells it)
+        self._in_play: tuple | None = None  # (roster version, players in play, their ids, usernames, index by id)
         # players by tile, in small buckets (a crowd fills few tiles); each Player keeps it up to date as it moves
         self._player_cells = Cells(size=PLAYER_CELL)
         self.by_username: dict[str, str] = {}
@@ -141,6 +143,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.players[p.agent_id] = p
         self.by_username[p.username] = p.agent_id
         p.cells = self._player_cells
+        p.roster = self._roster
+        self._roster.version += 1
 
     def remove_player(self, agent_id: str, reason: str) -> None:
         p = self._player(agent_id)
@@ -199,14 +203,14 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         if global_:
-            return self._deliver(p, message, "global", self._others(p), broadcast=True)
+            return self._deliver(p, message, "global", None)
         return self._deliver(p, message, "local", self._players_near(p, self.rules.chat_radius))
 
     def chat(self, agent_id: str, message: str) -> ToolResult:
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return self._deliver(p, message, "team", self._others(p), broadcast=True)
+        return self._deliver(p, message, "team", None)
 
     def enter_portal(self, agent_id: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -705,9 +709,17 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return ToolResult.fail("not_active", f"You have left the episode ({p.left_reason or 'inactive'}) and cannot act.")
         return p
 
-    def _others(self, p: Player) -> list[Player]:
-        """Every other player still in play, in join order (the order of ``self.players``)."""
-        return [q for q in self.players.values() if q is not p and q.active and q.alive]
+    def _in_play_lists(self) -> tuple[list[Player], list[str], list[str], dict[str, int]]:
+        """(players in play in join order, their ids, their usernames, agent id -> position): worked out again
+        only when someone joined or left play since (a team chat to 999 players reads all four)."""
+        kept = self._in_play
+        if kept is not None and kept[0] == self._roster.version:
+            return kept[1]
+        players = [q for q in self.players.values() if q.active and q.alive]
+        ids = [q.agent_id for q in players]
+        lists = (players, ids, [q.username for q in players], {a: i for i, a in enumerate(ids)})
+        self._in_play = (self._roster.version, lists)
+        return lists
 
     def _players_near(self, p: Player, radius: int) -> list[Player]:
         """Other players in play within Manhattan ``radius`` of ``p``, in join order (from the player index)."""
@@ -721,21 +733,26 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return self._player_cells.nearest(p.x, p.y, radius, limit, lambda q: q is not p and q.active and q.alive,
                                           lambda q: q.username)
 
-    def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player],
-                 broadcast: bool = False) -> ToolResult:
-        """Post the message to each recipient's mailbox; ``broadcast``: the recipients are every other player
-        in play, and the message goes to the broadcast log once instead (with the ids it did not reach)."""
+    def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player] | None) -> ToolResult:
+        """Post the message to each recipient's mailbox; ``recipients`` None: every other player in play (a
+        broadcast), and the message goes to the broadcast log once instead (with the ids it did not reach)."""
         msg = ChatMessage(round=self.round, sender=p.username, text=str(message), scope=scope)
-        ids = [q.agent_id for q in recipients]
-        if broadcast:
-            self._broadcasts.append((msg, self.players.keys() - set(ids)))
+        if recipients is None:
+            players, all_ids, all_names, at = self._in_play_lists()
+            i = at[p.agent_id]  # the sender is in play (an actor)
+            ids, names = all_ids[:i] + all_ids[i + 1:], all_names[:i] + all_names[i + 1:]
+            missed = {p.agent_id}
+            if len(players) < len(self.players):
+                missed.update(self.players.keys() - set(all_ids))
+            self._broadcasts.append((msg, missed))
             if len(self._broadcasts) >= self._broadcast_trim_at:
                 self._trim_broadcasts()
         else:
+            ids, names = [q.agent_id for q in recipients], [q.username for q in recipients]
             for q in recipients:
                 self._take_broadcasts(q)  # the messages before this one first
                 self._post(q, msg)
-        who = ", ".join(q.username for q in recipients) or "nobody"
+        who = ", ".join(names) or "nobody"
         if scope == "local" and not recipients:
             who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"
         eff = Effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))
@@ -757,12 +774,27 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         (before anything reads the mailbox or posts to it)."""
         log, base = self._broadcasts, self._broadcast_base
         start = q.chat_read - base
-        if start < len(log):
+        end = len(log)
+        if start < end:
             me = q.agent_id
-            for msg, missed in log[start:]:
+            # only the last MAX_CHAT_SHOWN messages that reach q can still be shown: those are posted, the ones
+            # before them only counted as dropped (a thousand players chatting would otherwise mean a
+            # thousand appends per observation, most of them cut again at once)
+            shown: list[ChatMessage] = []
+            i = end
+            while i > start and len(shown) < MAX_CHAT_SHOWN:
+                i -= 1
+                msg, missed = log[i]
                 if me not in missed:
+                    shown.append(msg)
+            older = sum(1 for k in range(start, i) if me not in log[k][1])
+            if older or len(shown) == MAX_CHAT_SHOWN:  # the mailbox's own messages are older still: all dropped
+                q.chat_dropped += older + len(q.mailbox)
+                q.mailbox = shown[::-1]
+            else:
+                for msg in reversed(shown):
                     self._post(q, msg)
-            q.chat_read = base + len(log)
+            q.chat_read = base + end
 
     def _trim_broadcasts(self) -> None:
         """Drop the log's messages every player has taken (players out of play take theirs now: they never

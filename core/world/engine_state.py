@@ -11,7 +11,7 @@ from .inventory import Inventory
 from .models import MobTypeDef, NodeTypeDef
 from .spatial import CELL, Cells
 
-__all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "manhattan"]
+__all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "Roster", "manhattan"]
 MAX_CHAT_SHOWN = 30  # chat messages an observation shows (the last ones since the previous observation; older ones are dropped)
 
 
@@ -49,6 +49,8 @@ class Player:
 
     # the engine's index of players by tile, told about every change of x or y (however it is made)
     cells: "Cells | None" = field(default=None, repr=False, compare=False)
+    # the engine's roster, told about every change of alive or active (however it is made)
+    roster: "Roster | None" = field(default=None, repr=False, compare=False)
 
     def __setattr__(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
@@ -56,6 +58,20 @@ class Player:
             cells = self.__dict__.get("cells")
             if cells is not None and "y" in self.__dict__:
                 cells.put(self.agent_id, self)
+        elif name in ("alive", "active"):
+            roster = self.__dict__.get("roster")
+            if roster is not None:
+                roster.version += 1
+
+
+class Roster:
+    """A number that changes whenever a player joins, leaves play or comes back (its ``alive`` or ``active``
+    flag is set): what the engine works out from who is in play (chat's recipients) is kept until it does."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = 0
 
 
 @dataclass
