@@ -1,9 +1,10 @@
 """The one rich console every command prints through.
 
 Rich falls back to 80 columns when output is piped (a file, a CI log, ``| less``), which squeezes the
-benchmark and report tables into wrapped cells. Piped output therefore gets 200 columns, unless ``$COLUMNS``
-says otherwise; a terminal keeps its own width. Rich is imported on the first call: commands that print
-nothing (``--json``) never pay for it.
+benchmark and report tables into wrapped cells. Piped output therefore gets at least 200 columns (more if
+``$COLUMNS`` asks for more: test runners and CI wrappers export ``COLUMNS=80`` on their own); a terminal
+keeps its own width. Rich is imported on the first call: commands that print nothing (``--json``) never
+pay for it.
 """
 
 from __future__ import annotations
@@ -22,5 +23,7 @@ def make_console(stderr: bool = False) -> "Console":
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    piped = not stream.isatty() and "COLUMNS" not in os.environ
-    return Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
+    if stream.isatty():
+        return Console(stderr=stderr)
+    asked = os.environ.get("COLUMNS", "")
+    return Console(stderr=stderr, width=max(PIPED_WIDTH, int(asked) if asked.isdigit() else 0))

@@ -480,7 +480,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     except KeyboardInterrupt:
         if getattr(observer, "live", None) is not None:
             observer.live.stop()
-        console.print(f"[yellow]interrupted[/]: continue with  agentworld run --resume {run_dir}")
+        console.print(f"[yellow]interrupted[/]: continue with  agentworld run --resume {run_dir}", soft_wrap=True)
         sys.exit(EXIT_INTERRUPTED)
     except RunSpecError as e:
         raise click.ClickException(str(e)) from None
@@ -499,7 +499,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
                       f"{f', {summary.errors} errored (retried by --resume)' if summary.errors else ''})")
         if summary.stop_reason:
             console.print(f"[yellow]stopped:[/] {summary.stop_reason}; continue with  "
-                          f"agentworld run --resume {summary.run_dir} --max-tokens-total/--max-cost ...")
+                          f"agentworld run --resume {summary.run_dir} --max-tokens-total/--max-cost ...", soft_wrap=True)
     if summary.stop_reason:
         sys.exit(EXIT_BUDGET_STOP)
     if summary.failed and not as_json:
