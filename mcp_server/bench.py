@@ -47,8 +47,10 @@ def load_task(agents: int, rounds: int) -> Any:
     return parse_task(raw, f"bench_mcp_{agents}.yaml", raw["id"])
 
 
-async def run_clients(seats_path: str, rounds: int) -> None:
-    """The client process: one MCP session per seat, each calling ``sleep`` once per round."""
+async def run_clients(seats_path: str, rounds: int, figures_path: str | None = None) -> None:
+    """The client process: one MCP session per seat, each calling ``sleep`` once per round. With
+    ``figures_path``, writes there (JSON) the process's CPU per call once every seat has had a result, as the
+    server's is timed once every seat is in (the first round's results come after its last call)."""
     import asyncio
 
     from .clients import mcp_session
@@ -56,11 +58,13 @@ async def run_clients(seats_path: str, rounds: int) -> None:
 
     seats = read_seats_file(seats_path)
     errors: list[str] = []
+    done: list[float] = []  # the process's CPU time as each call returned
 
     async def play(url: str, token: str) -> None:
         async with mcp_session(url, token) as s:
             for _ in range(rounds):
                 r = await s.call_tool("sleep", {"seconds": 1})
+                done.append(time.process_time())
                 if r.isError:
                     errors.append(r.content[0].text[:200])
                     return
@@ -69,6 +73,11 @@ async def run_clients(seats_path: str, rounds: int) -> None:
     if errors:
         print(f"client errors: {len(errors)}; first: {errors[0]}", file=sys.stderr)
         sys.exit(1)
+    if figures_path:
+        first = len(seats.seats)  # the calls after every seat's first result
+        timed = len(done) - first
+        per_call = (done[-1] - done[first - 1]) / timed if timed > 0 else 0.0
+        Path(figures_path).write_text(json.dumps({"client_cpu_ms_per_call": per_call * 1000}))
 
 
 async def start_clients(seats: list[Any], url: str, rounds: int, loop: str, folder: str) -> Any:
@@ -79,9 +88,18 @@ async def start_clients(seats: list[Any], url: str, rounds: int, loop: str, fold
 
     seats_path = write_seats_file(Path(folder) / "seats.json", SeatsFile(task_id="bench", url=url, turn_timeout_s=60,
                                                                          seats=seats))
+    figures = str(Path(folder) / "client.json")
     code = ("from agentworld.mcp_server.bench import run_clients; from agentworld.mcp_server.eventloop import run; "
-            f"run(run_clients({str(seats_path)!r}, {rounds}), {loop!r})")
+            f"run(run_clients({str(seats_path)!r}, {rounds}, {figures!r}), {loop!r})")
     return await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+
+
+def _client_figures(folder: str) -> dict[str, float]:
+    """What the client process measured of itself (its CPU per call), or nothing when it failed."""
+    try:
+        return json.loads((Path(folder) / "client.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 async def _stop(proc: Any) -> None:
@@ -119,9 +137,10 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float, loop: str = "a
                 wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             finally:
                 await _stop(proc)
+            client = _client_figures(tmp)
     calls = _calls(ep)
     return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall, "client_rc": proc.returncode,
-            **_server_cpu(cpu, calls)}
+            **_server_cpu(cpu, calls), **client}
 
 
 def _server_cpu(cpu_s: float, calls: int) -> dict[str, float]:
@@ -241,11 +260,12 @@ async def bare_fastmcp(clients: int, rounds: int, serial: bool = False, loop: st
                 cpu = time.process_time() - cpu0
             finally:
                 await _stop(proc)
+            client = _client_figures(tmp)
     marks = bare.marks[first - 1:]
     timed = len(marks) - 1  # calls run after the clock started
     wall = marks[-1] - marks[0] if timed > 0 else 0.0
     return {"calls": len(bare.marks), "wall_s": wall, "calls_per_s": timed / wall if wall else 0.0,
-            "client_rc": proc.returncode, **_server_cpu(cpu, timed)}
+            "client_rc": proc.returncode, **_server_cpu(cpu, timed), **client}
 
 
 async def in_process(agents: int, rounds: int) -> dict[str, float]:
@@ -297,10 +317,11 @@ def mcp_load(clients: int, rounds: int, turn_timeout: float, loop: str, as_json:
 
     def row(name: str, fig: dict[str, Any]) -> list[Any]:
         return [name, fig["calls"], fig["wall_s"], fig["calls_per_s"], fig["calls_per_s"] / floor["calls_per_s"],
-                fig.get("server_cpu_ms_per_call", "")]
+                fig.get("server_cpu_ms_per_call", ""), fig.get("client_cpu_ms_per_call", "")]
 
     show(f"bench mcp-load: {clients} concurrent clients on a {clients}-agent task, {rounds} rounds, {res['loop']} loop",
-         ["path", "calls", "wall s", "calls / s", "ratio to in process", "server CPU ms / call"],
+         ["path", "calls", "wall s", "calls / s", "ratio to in process", "server CPU ms / call",
+          "client CPU ms / call"],
          [row("in process (floor)", floor), row("MCP, streamable HTTP on loopback", mcp),
           row("bare FastMCP, turn-serialised like the game (chain floor)", serial),
           row("bare FastMCP, parallel calls (client-side floor)", bare)],

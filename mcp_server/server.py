@@ -42,7 +42,7 @@ from ..core.world.effects import ToolResult
 from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS
 from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transport_security
 from .seats import Seat, make_seats, new_token
-from .tracker import TurnTracker
+from .tracker import Flag, TurnTracker
 from .transport import answer_when_ready
 
 MCP_PATH = "/mcp"
@@ -117,7 +117,7 @@ class SeatAuth:
         state = scope.setdefault("state", {})
         state["agentworld_agent"] = agent
         state["agentworld_arrived"] = time.monotonic()  # tells parallel calls from sequential ones
-        gone = state["agentworld_gone"] = asyncio.Event()  # set when the client goes away mid-request
+        gone = state["agentworld_gone"] = Flag()  # set when the client goes away mid-request
         if self.on_connect is not None:
             self.on_connect(agent)
 
@@ -396,7 +396,7 @@ class EpisodeMcpServer:
 
     # -- tool calls and resources ----------------------------------------------------------------
     async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None,
-                          arrived: float | None = None, gone: asyncio.Event | None = None,
+                          arrived: float | None = None, gone: Flag | None = None,
                           progress: Any = None) -> types.CallToolResult:
         """One ``tools/call`` of a seat. The gate decides it (a malformed call uses the turn, as in process).
         An external seat's executed call is answered when the seat's next turn opens (or it left, or the

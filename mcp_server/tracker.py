@@ -33,6 +33,42 @@ Progress = Callable[[float, str], Awaitable[None]]  # (seconds waited, what is a
 PROGRESS_EVERY_S = 5.0  # how often a waiting call reports progress (clients may reset their timeout on it)
 
 
+class Flag:
+    """Set once, never cleared; setting it resolves the futures that watch it. One waiting call watches
+    several flags (its agent's state changed, a newer call replaced it, its client left) through one future
+    of its own: an ``asyncio.Event`` per flag would need a task per flag and ``asyncio.wait`` around them,
+    on every turn of the chain of calls."""
+
+    __slots__ = ("_set", "_watchers")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._watchers: list[asyncio.Future] = []
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            watchers, self._watchers = self._watchers, []
+            for fut in watchers:
+                if not fut.done():
+                    fut.set_result(True)
+
+    def watch(self, fut: asyncio.Future) -> None:
+        self._watchers.append(fut)
+
+    def unwatch(self, fut: asyncio.Future) -> None:
+        if fut in self._watchers:
+            self._watchers.remove(fut)
+
+
+def _time_up(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(False)
+
+
 @dataclass
 class OpenTurn:
     agent_id: str
@@ -47,7 +83,7 @@ class OpenTurn:
 class Waiting:
     """One call waiting for its agent's turn."""
 
-    abandoned: asyncio.Event = field(default_factory=asyncio.Event)  # a newer call of the agent replaced it
+    abandoned: Flag = field(default_factory=Flag)  # a newer call of the agent replaced it
 
 
 class TurnTracker:
@@ -69,9 +105,9 @@ class TurnTracker:
         self.done_at: dict[str, float] = {}  # monotonic time each agent's last executed call finished
         self.finished: str | None = None  # why the episode ended, once it has
         self.outcome: EpisodeOutcome | None = None
-        # one wake-up event per agent: a waiting call wakes only when its own agent's state changes
-        # (its turn opens or closes, or the episode ends), not on every turn of a 100-agent episode
-        self._changed: dict[str, asyncio.Event] = {}
+        # one wake-up flag per agent: a waiting call wakes only when its own agent's state changes
+        # (its turn opens or closes, it leaves, or the episode ends), not on every turn of a 100-agent episode
+        self._changed: dict[str, Flag] = {}
         self._hook_gate()
 
     @property
@@ -105,8 +141,9 @@ class TurnTracker:
         new_round = self.current_round != round
         self.current_round = round
         self.current = OpenTurn(agent_id, round, self.serials[agent_id])
-        # once per round wake everyone: waiting calls of agents retired at the tick (death) learn it now
-        self._notify(None if new_round else agent_id)
+        if new_round:  # waiting calls of agents retired at the tick (death) learn it now
+            self._notify_left()
+        self._notify(agent_id)
 
     def on_close(self) -> None:
         cur = self.current
@@ -136,43 +173,59 @@ class TurnTracker:
     def _notify(self, agent_id: str | None = None) -> None:
         """Wake the calls waiting for ``agent_id`` (all waiting calls when None)."""
         if agent_id is None:
-            events, self._changed = list(self._changed.values()), {}
+            flags, self._changed = list(self._changed.values()), {}
         else:
-            ev = self._changed.pop(agent_id, None)
-            events = [ev] if ev is not None else []
-        for ev in events:
-            ev.set()
+            flag = self._changed.pop(agent_id, None)
+            flags = [flag] if flag is not None else []
+        for flag in flags:
+            flag.set()
 
-    def _event(self, agent_id: str) -> asyncio.Event:
-        ev = self._changed.get(agent_id)
-        if ev is None:
-            ev = self._changed[agent_id] = asyncio.Event()
-        return ev
-
-    async def _wait_change(self, agent_id: str, until: float, extra: list[asyncio.Event],
-                           progress: Progress | None, started: float, what: Callable[[], str]) -> None:
-        """Sleep until ``agent_id``'s state changes, an event in ``extra`` is set, or ``until`` (monotonic);
-        report progress every ``progress_every`` seconds meanwhile."""
-        changed = self._event(agent_id)
-        waiters = [asyncio.ensure_future(e.wait()) for e in [changed, *extra]]
+    def _notify_left(self) -> None:
+        """Wake the waiting calls of agents that are out of play now (not every waiting call: a round of a
+        100-agent episode would wake 100 calls that go back to sleep)."""
         try:
-            while True:
-                now = time.monotonic()
-                step = min(until - now, self.progress_every if progress is not None else until - now)
-                if step <= 0:
-                    return
-                done, _ = await asyncio.wait(waiters, timeout=step, return_when=asyncio.FIRST_COMPLETED)
-                if done or time.monotonic() >= until:
-                    return
-                if progress is not None:
-                    await progress(time.monotonic() - started, what())
-        finally:
-            for w in waiters:
-                w.cancel()
+            left = self.episode.world.out_of_play(list(self._changed))
+        except Exception:  # a world that cannot say: wake everyone, they check for themselves
+            self._notify()
+            return
+        for agent_id in left:
+            self._notify(agent_id)
+
+    def _flag(self, agent_id: str) -> Flag:
+        flag = self._changed.get(agent_id)
+        if flag is None:
+            flag = self._changed[agent_id] = Flag()
+        return flag
+
+    async def _wait_change(self, agent_id: str, until: float, extra: list[Flag],
+                           progress: Progress | None, started: float, what: Callable[[], str]) -> None:
+        """Sleep until ``agent_id``'s state changes, a flag in ``extra`` is set, or ``until`` (monotonic);
+        report progress every ``progress_every`` seconds meanwhile."""
+        flags = [self._flag(agent_id), *extra]
+        loop = asyncio.get_running_loop()
+        while True:
+            now = time.monotonic()
+            step = min(until - now, self.progress_every) if progress is not None else until - now
+            if step <= 0 or any(f.is_set() for f in flags):
+                return
+            fut = loop.create_future()  # True: a flag was set; False: the step's time is up
+            for f in flags:
+                f.watch(fut)
+            timer = loop.call_later(step, _time_up, fut)
+            try:
+                woken = await fut
+            finally:
+                timer.cancel()
+                for f in flags:
+                    f.unwatch(fut)
+            if woken or time.monotonic() >= until:
+                return
+            if progress is not None:
+                await progress(time.monotonic() - started, what())
 
     # -- calls -----------------------------------------------------------------------------------
     async def call(self, agent_id: str, tool: str, arguments: Any, wait_timeout: float | None = None,
-                   arrived: float | None = None, gone: asyncio.Event | None = None,
+                   arrived: float | None = None, gone: Flag | None = None,
                    progress: Progress | None = None) -> tuple[ToolResult, int, OpenTurn | None]:
         """Wait for ``agent_id``'s turn, execute through the gate; ``(result, turns lost before it, the turn it
         took or None when it was not executed)``. ``arrived`` is ``time.monotonic()`` when the request reached
@@ -204,7 +257,7 @@ class TurnTracker:
                 del self.waiting[agent_id]
 
     async def _wait_and_call(self, agent_id: str, tool: str, arguments: Any, limit: float, me: Waiting,
-                             gone: asyncio.Event | None, progress: Progress | None
+                             gone: Flag | None, progress: Progress | None
                              ) -> tuple[ToolResult, int, OpenTurn | None]:
         cur = self.current
         target = cur.serial if cur is not None and cur.agent_id == agent_id else self.serials.get(agent_id, 0) + 1
