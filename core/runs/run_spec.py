@@ -13,11 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..world.factories import empty_list
-from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 
 # Frameworks that need no model: their teams are scripted.
 SCRIPTED_FRAMEWORKS = ("oracle", "random", "idle")
@@ -200,6 +198,10 @@ def parse_size_range(text: str) -> tuple[int, int | None]:
 
 def load_run_spec(path: str | Path, **overrides: Any) -> RunSpec:
     """Read a YAML run spec; ``overrides`` (from CLI flags) replace its fields. Errors name field and fix."""
+    import yaml  # a spec file only: a run from flags parses no YAML
+
+    from ..yamlio import YamlInputError, load_yaml, read_yaml_file
+
     p = Path(path)
     try:
         data = load_yaml(read_yaml_file(p)) or {}

@@ -17,15 +17,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
 from ..world.factories import empty_list
-from ..yamlio import YamlInputError, load_yaml, read_yaml_file
 from ..world.models import SKILLS, Rules
 
 if TYPE_CHECKING:  # pragma: no cover
+    import yaml
+
     from ..world.datapack import LoadedWorld
 
 CATEGORIES: tuple[str, ...] = (
@@ -97,12 +97,16 @@ class YamlStack(_Yaml):
     enchant: int = 0
 
 
+# YamlLocation, YamlAgent, YamlTaskHead and YamlTask only read a file's YAML: built when a file is first parsed,
+# not when a run loads a task kept by the task cache (taskcache.py)
 class YamlLocation(_Yaml):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     x: int
     y: int
 
 
 class YamlAgent(_Yaml):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     username: str = Field(min_length=1)
     # the paper's character password: accepted so that its files load, never used, kept or written
     password: str | None = Field(None, repr=False)
@@ -116,6 +120,7 @@ class YamlAgent(_Yaml):
 
 
 class YamlTaskHead(_Yaml):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: str = Field(min_length=1)
     description: str = ""
 
@@ -153,6 +158,7 @@ class Step(_Yaml):
 
 
 class YamlTask(_Yaml):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     id: str | None = None
     # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
     paper_id: str | None = Field(None, pattern=r"^task_\d+$")
@@ -352,9 +358,35 @@ def _masked(raw: dict[str, Any], agent_keys: list[str]) -> dict[str, Any]:
 
 
 def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | None" = None) -> Task:
-    """Read, parse and (by default) validate a task file against the world. Raises TaskError."""
+    """Read, parse and (by default) validate a task file against the world. Raises TaskError.
+
+    A file validated against the default world before, and unchanged since, comes from the task cache
+    (``taskcache.py``) instead: the same task, without parsing or validating it again."""
     p = Path(path)
     file = str(p)
+    entry = None
+    if validate and world is None:
+        from . import taskcache
+
+        data = taskcache.read_small(p)  # None: missing, unreadable or large; the parse below reports it
+        entry = taskcache.entry_for(file, data) if data is not None else None
+        kept = taskcache.load(entry) if entry is not None else None
+        if isinstance(kept, Task):
+            return kept
+    task = _parse_file(p, file)
+    if not validate:
+        return task
+    task = _validated(task, file, world)
+    if entry is not None:
+        taskcache.store(entry, task)
+    return task
+
+
+def _parse_file(p: Path, file: str) -> Task:
+    import yaml
+
+    from ..yamlio import YamlInputError, load_yaml, read_yaml_file
+
     try:
         text = read_yaml_file(p)
         raw = load_yaml(text)
@@ -365,11 +397,10 @@ def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | 
         raise TaskError(file, [Problem(exc.where, exc.message, exc.fix)]) from None
     except yaml.YAMLError as exc:
         raise TaskError(file, [_yaml_problem(exc, text)]) from None
-    task = parse_task(raw, file, default_id=p.stem)
-    return _validated(task, file, world) if validate else task
+    return parse_task(raw, file, default_id=p.stem)
 
 
-def _yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
+def _yaml_problem(exc: "yaml.YAMLError", text: str) -> Problem:
     """A YAML syntax error as a Problem at its line (libyaml's text names "<unicode string>", not the file)."""
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:

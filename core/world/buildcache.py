@@ -62,8 +62,32 @@ def pinned_hashes(pack: Path) -> dict[str, str]:
     return {k: v for k, v in _PIN.findall(text) if v and v != "null"}
 
 
+_KEYS: dict[tuple[str, bool], tuple[tuple[tuple[str, int, int], ...], str]] = {}  # world_key's per process
+
+
 def world_key(pack: Path, check_hash: bool) -> str:
-    """The cache key of the world built from ``pack``: pinned hashes, pack files, building code, versions."""
+    """The cache key of the world built from ``pack``: pinned hashes, pack files, building code, versions.
+    Remembered per process while none of those files changes size or modification time (a run asks for
+    it twice: the task cache's key and the world's)."""
+    here = Path(__file__).resolve().parent
+    files = sorted(pack.glob("*.yaml")) + [here / name for name in _BUILD_MODULES]
+    stamp = tuple((str(f), st.st_size, st.st_mtime_ns) for f in files for st in _stat(f))
+    kept = _KEYS.get((str(pack), check_hash))
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    key = _world_key(pack, check_hash)
+    _KEYS[(str(pack), check_hash)] = (stamp, key)
+    return key
+
+
+def _stat(f: Path) -> list[os.stat_result]:
+    try:
+        return [f.stat()]
+    except OSError:
+        return []
+
+
+def _world_key(pack: Path, check_hash: bool) -> str:
     h = hashlib.sha256()
     h.update(f"format {FORMAT}; python {sys.version_info[:2]}; check_hash {check_hash}\n".encode())
     for lib in _BUILD_LIBRARIES:
@@ -121,9 +145,9 @@ def cached_build(pack: Path, check_hash: bool, build: Callable[[], T]) -> T:
     return world
 
 
-def store(path: Path, obj: object) -> bool:
+def store(path: Path, obj: object, prune: str = "world-*.pickle") -> bool:
     """Write ``obj`` to ``path`` atomically (temporary file, then rename). False if the directory is not
-    writable: the cache is an optimisation and never fails a load."""
+    writable: the cache is an optimisation and never fails a load. Old entries named like ``prune`` go."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -139,17 +163,17 @@ def store(path: Path, obj: object) -> bool:
         except OSError:
             pass
         return False
-    _prune(path)
+    _prune(path, prune)
     return True
 
 
-def _prune(keep: Path, max_age_days: float = 30.0) -> None:
+def _prune(keep: Path, pattern: str, max_age_days: float = 30.0) -> None:
     """Drop entries not rewritten for ``max_age_days`` (older packs and code versions). Entries of other
     current keys stay: two checkouts of different versions share the directory without evicting each other."""
     import time
 
     cutoff = time.time() - max_age_days * 86400
-    for old in keep.parent.glob("world-*.pickle"):
+    for old in keep.parent.glob(pattern):
         try:
             if old != keep and old.stat().st_mtime < cutoff:
                 old.unlink()

@@ -17,7 +17,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-import yaml
 from pydantic import ValidationError
 
 from .buildcache import cached_build
@@ -25,7 +24,6 @@ from .gamemap import GameMap
 from .placements import MobPlacement, NodePlacement, StationPlacement, placements_sha256
 from .models import ItemDef, Landmark, MobTypeDef, NodeTypeDef, NpcDef, Portal, RecipeDef, WorldData
 from .stats import XpTable
-from ..yamlio import YamlInputError, load_yaml
 
 if TYPE_CHECKING:
     from .generate import Generated
@@ -57,6 +55,10 @@ class DataPackError(ValueError):
 # -- reading and validating ----------------------------------------------------------------------------
 def _read_pack(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """Merge the top-level sections of every YAML file; returns (sections, section -> file name)."""
+    import yaml  # only to build a world: a cached one is unpickled
+
+    from ..yamlio import YamlInputError, load_yaml
+
     if not path.is_dir():
         raise DataPackError([f"{path}: not a directory; pass the folder that holds world.yaml, items.yaml, ..."])
     files = [path / f for f in PACK_FILES if (path / f).exists()]
