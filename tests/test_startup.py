@@ -14,7 +14,9 @@ from agentworld.core import plugins
 HEAVY = ("pydantic", "yaml", "rich", "jinja2", "numpy", "networkx", "asyncio", "httpx", "mcp", "PIL")
 # what the README's first episode (a scripted team on a warm world cache) has no use for: numpy only builds
 # worlds, Jinja2 renders prompts no scripted team reads, the framework teams are imported when one is made
+# YAML only parses task files: a warm run reads its unchanged task from the task cache (taskcache.py)
 NOT_FOR_A_SCRIPTED_RUN = ("numpy", "jinja2", "networkx", "httpx", "mcp", "PIL", "openai", "uvicorn", "starlette",
+                          "yaml", "agentworld.core.yamlio",
                           "agentworld.plugins.agents.common", "agentworld.plugins.agents.openai_team",
                           "agentworld.core.world.generate", "agentworld.core.cce")
 
@@ -55,14 +57,23 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
             "from agentworld.core.cli import main\n"
             f"sys.argv = ['agentworld', 'run', '--task', 'task_01_staff', '--framework', 'oracle', '--out', sys.argv[1]]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(json.dumps(sorted(sys.modules)))\n")
+            "from agentworld.core.tasks import task\n"
+            "from agentworld.core.world.tools import TOOLS\n"
+            "built = sorted({t.args.__name__ for t in TOOLS.values() if t.args.__pydantic_complete__})\n"
+            "called_args = {name: t.args.__name__ for name, t in TOOLS.items()}\n"
+            "built += [c.__name__ for c in (task.YamlTask, task.YamlAgent) if c.__pydantic_complete__]\n"
+            "print(json.dumps({'modules': sorted(sys.modules), 'built': built, 'args': called_args}))\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "warm")], capture_output=True, timeout=300, check=True)
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
                          timeout=300, check=True)
-    modules = json.loads(out.stdout.strip().splitlines()[-1])
-    loaded = {m for m in modules for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded = {m for m in got["modules"] for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
     assert not loaded, f"the README episode imported {sorted(loaded)}"
-    assert (tmp_path / "run" / "results.jsonl").exists()
+    # model classes built on first use: the argument models of the tools the team called, no YAML model
+    (trajectory,) = (tmp_path / "run").glob("episodes/*/trajectory.jsonl")
+    called = {json.loads(line).get("tool") for line in trajectory.read_text(encoding="utf-8").splitlines()}
+    used = {got["args"][tool] for tool in called if tool in got["args"]}
+    assert got["built"] and set(got["built"]) <= used, f"built {got['built']}, the calls' models {sorted(used)}"
 
 
 def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, monkeypatch):

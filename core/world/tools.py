@@ -9,8 +9,6 @@ Where the paper's tool was awkward we accept more, never less: ``equip_item`` ta
 ``itemKey``; ``craft_item`` takes the skill in any case and ``count`` from 1 to 50.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -28,7 +26,8 @@ EXCERPT = 60  # characters of a bad value shown back in an error
 
 
 class ToolArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True)
+    # built on a tool's first call (or schema): an episode calls a few of the 13 tools
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True, defer_build=True)
 
 
 class MoveArgs(ToolArgs):
