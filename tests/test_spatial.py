@@ -5,9 +5,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from worldfix import make_world, spec  # noqa: E402
 
-from agentworld.core.world.spatial import Cells  # noqa: E402
+from agentworld.core.world.spatial import SPAN, Cells  # noqa: E402
 
 
 def brute_force_nearby(w, agent_id):
@@ -74,3 +76,54 @@ def test_nearest_stops_early_but_returns_the_true_nearest():
                           if abs(t.x - x) + abs(t.y - y) <= r and t.i % 5)[:k]
             got = [(d, t.i) for d, t in cells.nearest(x, y, r, k, lambda t: t.i % 5 != 0, lambda t: t.i)]
             assert got == want
+
+
+class Thing:
+    def __init__(self, i, x, y, kept=True):
+        self.i, self.x, self.y, self.kept = i, x, y, kept
+
+
+# where a crowd stands: the map's corner, inside it, by the end of the tile keys' span, and off the map
+ORIGINS = (0, 300, SPAN - 8, -6)
+
+
+@st.composite
+def crowds(draw):
+    """A crowd put into a Cells, then partly moved and partly discarded, and queries round it."""
+    origin = draw(st.sampled_from(ORIGINS))
+    spread = draw(st.sampled_from((3, 10, 40)))  # packed on a few tiles, a village, sparse
+    coord = st.integers(origin, origin + spread)
+    count = draw(st.integers(0, 150))
+    things = draw(st.lists(st.tuples(coord, coord, st.booleans()), min_size=count, max_size=count))
+    moves = draw(st.lists(st.tuples(st.integers(0, 149), coord, coord), max_size=40))
+    gone = draw(st.lists(st.integers(0, 149), max_size=20))
+    queries = draw(st.lists(st.tuples(coord, coord, st.integers(0, 20), st.integers(0, 30)), min_size=1, max_size=8))
+    return draw(st.sampled_from((1, 4, 16))), things, moves, gone, queries
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crowds())
+def test_nearest_equals_a_plain_sort(case):
+    """Whatever the crowd and its path to here (moves, things leaving), `nearest` gives what sorting every
+    kept thing within reach by (distance, key) gives: the tile search, the blocks' read, the budget's
+    fallback and things off the tile grid alike."""
+    size, things, moves, gone, queries = case
+    cells = Cells(size=size)
+    live = {}
+    for i, (x, y, kept) in enumerate(things):
+        live[i] = Thing(i, x, y, kept)
+        cells.put(i, live[i])
+    for i, x, y in moves:
+        if i in live:
+            live[i].x, live[i].y = x, y
+            cells.put(i, live[i])
+    for i in gone:
+        if live.pop(i, None) is not None:
+            cells.discard(i)
+    for x, y, radius, limit in queries:
+        want = sorted((abs(t.x - x) + abs(t.y - y), t.i) for t in live.values()
+                      if abs(t.x - x) + abs(t.y - y) <= radius and t.kept)[:limit]
+        got = [(d, t.i) for d, t in cells.nearest(x, y, radius, limit, lambda t: t.kept, lambda t: t.i)]
+        assert got == want
+        assert sorted((d, t.i) for d, t in cells.near(x, y, radius)) == sorted(
+            (abs(t.x - x) + abs(t.y - y), t.i) for t in live.values() if abs(t.x - x) + abs(t.y - y) <= radius)
