@@ -28,6 +28,7 @@ import logging
 import socket
 import time
 from typing import Any, Iterable
+from urllib.parse import parse_qs
 
 import uvicorn
 from mcp import types
@@ -114,8 +115,13 @@ class SeatAuth:
             await _deny(send, 429, f"seat {agent} already has {self.max_sessions_per_seat} open MCP sessions: reuse "
                                    f"one, or end one (HTTP DELETE with its mcp-session-id) before opening another")
             return
+        data, problem = observation_as_data(scope.get("query_string", b""))
+        if problem:
+            await _deny(send, 400, problem)
+            return
         state = scope.setdefault("state", {})
         state["agentworld_agent"] = agent
+        state["agentworld_observation_data"] = data
         state["agentworld_arrived"] = time.monotonic()  # tells parallel calls from sequential ones
         gone = state["agentworld_gone"] = Flag()  # set when the client goes away mid-request
         if self.on_connect is not None:
@@ -148,7 +154,23 @@ class SeatAuth:
         return sum(1 for a in self.sessions.values() if a == agent)
 
 
-_DENIED = {401: "unauthorized", 403: "forbidden", 429: "too_many_sessions"}
+_DENIED = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 429: "too_many_sessions"}
+OBSERVATION_PARAM = "observation"  # the endpoint's URL parameter: ?observation=data
+
+
+def observation_as_data(query_string: bytes) -> tuple[bool, str | None]:
+    """Whether the request's URL asks for the observation as data in every result (``?observation=data``;
+    ``?observation=text``, the default, does not), and the problem with its value if it is neither."""
+    if not query_string:
+        return False, None
+    values = parse_qs(query_string.decode("latin-1")).get(OBSERVATION_PARAM)
+    if not values:
+        return False, None
+    if values[-1] in ("data", "text"):
+        return values[-1] == "data", None
+    return False, (f"unknown value {values[-1][:40]!r} for the URL parameter {OBSERVATION_PARAM}: use "
+                   f"?{OBSERVATION_PARAM}=data to have every result carry your observation as data "
+                   f"(structuredContent.observation) beside its text, or leave it out (text only)")
 
 
 async def _deny(send: Any, status: int, message: str) -> None:
@@ -202,7 +224,8 @@ class GameMcp(FastMCP):
                 await ctx.report_progress(round(waited, 1), None, message)
 
         return await self.owner.handle_call(agent, name, arguments, state.get("agentworld_arrived"),
-                                            state.get("agentworld_gone"), progress)
+                                            state.get("agentworld_gone"), progress,
+                                            observation_data=state.get("agentworld_observation_data", False))
 
     async def list_resources(self) -> list[types.Resource]:
         return [types.Resource(uri=uri, name=name, description=desc, mimeType=mime)
@@ -397,22 +420,24 @@ class EpisodeMcpServer:
     # -- tool calls and resources ----------------------------------------------------------------
     async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None,
                           arrived: float | None = None, gone: Flag | None = None,
-                          progress: Any = None) -> types.CallToolResult:
+                          progress: Any = None, observation_data: bool = False) -> types.CallToolResult:
         """One ``tools/call`` of a seat. The gate decides it (a malformed call uses the turn, as in process).
         An external seat's executed call is answered when the seat's next turn opens (or it left, or the
-        episode ended), with that turn's observation: exactly what an in-process agent's prompt shows."""
+        episode ended), with that turn's observation: exactly what an in-process agent's prompt shows, as
+        text, and also as data when the request asked for it (``observation_data``: ``?observation=data``)."""
         result, lost, took = await self.tracker.call(agent, name, arguments, arrived=arrived, gone=gone,
                                                      progress=progress)
         nxt = None
         if took is not None and self._shows_observation(agent):
             nxt = await self.tracker.next_turn(agent, took, self.tracker.wait_timeout, progress)
-        return self._result(agent, result, lost, nxt)
+        return self._result(agent, result, lost, nxt, observation_data)
 
     def _shows_observation(self, agent: str) -> bool:
         external = self.seat(agent).external
         return external if self.observation_in_results is None else self.observation_in_results
 
-    def _result(self, agent: str, result: ToolResult, lost: int, nxt: Any = None) -> types.CallToolResult:
+    def _result(self, agent: str, result: ToolResult, lost: int, nxt: Any = None,
+                observation_data: bool = False) -> types.CallToolResult:
         text = result.text or ("ok" if result.ok else "failed")
         if not result.ok and result.error:
             text = f"[{result.error}] {text}"
@@ -425,14 +450,19 @@ class EpisodeMcpServer:
             outcome = self.tracker.outcome if self.tracker.finished else None
             if outcome is not None:
                 text += f"\n\nThe episode is over: {outcome.text()}."
+            # the observation as data only when asked for: it is twice the text's size, and a client's
+            # JSON-RPC parsing of it (the SDK's message union, tried member by member) costs the chain of
+            # calls more than all the rest of a result
             if nxt is not None:  # the observation of the seat's next turn, as the episode rendered it
                 text += "\n\n--- Your observation now ---\n" + nxt.observation_text
-                structured["observation"] = nxt.observation.model_dump(mode="json", exclude_none=True)
+                if observation_data:
+                    structured["observation"] = nxt.observation.model_dump(mode="json", exclude_none=True)
             else:
                 obs = self.observation(agent)
                 if obs is not None:
                     text += "\n\n--- Your observation now ---\n" + obs.render_text()
-                    structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
+                    if observation_data:
+                        structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
         structured["turn"] = self.tracker.whose_turn()
         structured["episode"] = self.episode_state()
         structured["active"] = self.tracker.is_active(agent) and not self.tracker.finished

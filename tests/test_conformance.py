@@ -167,7 +167,7 @@ async def play_framework(framework: str, tools: str, behaviour: str) -> tuple[Ep
 
 async def external_seat(url: str, token: str, agent_id: str, plan: Policy) -> None:
     """A plain MCP SDK client: waits for its turn, reads its observation, then calls one tool per result."""
-    async with mcp_session(url, token) as session:
+    async with mcp_session(url + "?observation=data", token) as session:  # each result's observation as data
         while True:  # the first observation: wait until it is this seat's turn
             state = json.loads((await session.read_resource("agentworld://turn")).contents[0].text)
             if state["episode"]["over"] or state.get("your_turn"):

@@ -23,7 +23,7 @@ from agentworld.core.world.tools import TOOL_NAMES, TOOLS
 from agentworld.core.play.trajectory import read_events
 from agentworld.core.world.engine import EmbeddedWorld
 from agentworld.mcp_server.clients import mcp_session, to_tool_result
-from agentworld.mcp_server.server import EpisodeMcpServer
+from agentworld.mcp_server.server import EpisodeMcpServer, observation_as_data
 from agentworld.mcp_server.turns import ExternalSeatsTeam, MixedTeam
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -93,7 +93,9 @@ async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
 
         async def play(agent_id: str) -> None:
             steps = [(s.tool, s.args) for s in ep.task.reference_solution[agent_id]]
-            async with mcp_session(server.url, server.token(agent_id)) as s:
+            # alice asks for her observation as data too (?observation=data); the others get its text only
+            url = server.url + ("?observation=data" if agent_id == "agent_1" else "")
+            async with mcp_session(url, server.token(agent_id)) as s:
                 for tool, args in steps:
                     outputs.setdefault(agent_id, []).append(await s.call_tool(tool, args))
 
@@ -109,6 +111,9 @@ async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
     text = first.content[0].text
     assert not first.isError and "Gave 3 logs to bob" in text and "--- Your observation now ---" in text
     assert first.structuredContent["observation"]["username"] == "alice"
+    second = outputs["agent_2"][0]
+    assert "--- Your observation now ---" in second.content[0].text and "observation" not in second.structuredContent
+    assert set(second.structuredContent) == {"ok", "error", "result", "turn", "episode", "active"}
     # the recorded trajectory is on disk like any other run
     events = read_events(tmp_path / "ep" / "trajectory.jsonl")
     assert events[0].type == "start" and events[-1].type == "end"
@@ -128,11 +133,26 @@ async def test_wrong_or_missing_token_is_refused_with_401(tmp_path):
                 await s.list_tools()
 
 
+async def test_observation_url_parameter_is_checked(tmp_path):
+    """?observation=data or =text (the default); any other value is refused with 400 naming the parameter."""
+    assert observation_as_data(b"") == (False, None)
+    assert observation_as_data(b"observation=data") == (True, None)
+    assert observation_as_data(b"observation=text&other=1") == (False, None)
+    ep, _ = relay_episode(tmp_path)
+    async with EpisodeMcpServer(ep) as server:
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {server.token('agent_1')}"}) as http:
+            r = await http.post(server.url + "?observation=json", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert r.status_code == 400 and r.json()["error"] == "bad_request"
+            assert "URL parameter observation" in r.json()["message"] and "?observation=data" in r.json()["message"]
+        async with mcp_session(server.url + "?observation=data", server.token("agent_1")) as s:
+            assert len((await s.list_tools()).tools) == 13
+
+
 async def test_refusals_are_clear_and_do_not_disturb_the_episode(tmp_path):
     ep, _ = relay_episode(tmp_path)
     async with EpisodeMcpServer(ep, wait_timeout=1.0) as server:
         async with mcp_session(server.url, server.token("agent_1")) as alice, \
-                mcp_session(server.url, server.token("agent_2")) as bob, \
+                mcp_session(server.url + "?observation=data", server.token("agent_2")) as bob, \
                 mcp_session(server.url, server.token("agent_3")) as carol:
             # out of turn (no turn is open yet): the call waits, then times out without executing
             r = await bob.call_tool("chat", {"message": "hello"})
@@ -170,7 +190,7 @@ async def test_malformed_calls_use_the_turn_as_in_process(tmp_path):
     """Over MCP as in process: unknown tools and bad arguments are the turn's action (the gate decides)."""
     ep, _ = relay_episode(tmp_path, turn_timeout=2)
     async with EpisodeMcpServer(ep, turn_timeout=2) as server:
-        async with mcp_session(server.url, server.token("agent_1")) as alice, \
+        async with mcp_session(server.url + "?observation=data", server.token("agent_1")) as alice, \
                 mcp_session(server.url, server.token("agent_2")) as bob, \
                 mcp_session(server.url, server.token("agent_3")) as carol:
             run = asyncio.create_task(ep.run())
@@ -431,7 +451,7 @@ async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path
     seen: dict[str, object] = {}
     async with EpisodeMcpServer(ep, turn_timeout=5) as server:
         async def alice():
-            async with mcp_session(server.url, server.token("agent_1")) as s:
+            async with mcp_session(server.url + "?observation=data", server.token("agent_1")) as s:
                 await _when_my_turn(s)
                 seen["alice"] = await s.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs",
                                                                      "count": 3})
@@ -446,7 +466,7 @@ async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path
                 seen["bob_after"] = await s.call_tool("sleep", {"seconds": 1})
 
         async def carol():
-            async with mcp_session(server.url, server.token("agent_3")) as s:
+            async with mcp_session(server.url + "?observation=data", server.token("agent_3")) as s:
                 await _when_my_turn(s)
                 seen["carol"] = await s.call_tool("sleep", {"seconds": 1})
 
