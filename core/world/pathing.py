@@ -96,7 +96,7 @@ PATHS = PathCache()
 
 def route(gm: GameMap, start: Point, target: Point, reach: int = 0, max_len: int | None = None) -> list[Point] | None:
     """The engine's path query (see the module docstring): a fresh list of steps, or None when there is none."""
-    path = _straight(gm, start, target, reach, max_len)
+    path = _direct(gm, start, target, reach, max_len)
     if path is not None:
         return path
     key = (start, target, reach, max_len)
@@ -107,21 +107,49 @@ def route(gm: GameMap, start: Point, target: Point, reach: int = 0, max_len: int
     return path
 
 
-def _straight(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
-    """The answer without a search when start and target share a row or column and every tile from the start
-    to the one ``reach`` short of the target is walkable: that straight walk is then the only path as short
-    as the Manhattan distance (a path that leaves the line, or stops at another tile within reach, is
-    longer), so it is the search's answer too. None when that does not hold (the caller searches)."""
+STEPS = ((0, -1), (-1, 0), (1, 0), (0, 1))  # up, left, right, down: the order the search's path prefers
+
+
+def _direct(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
+    """The search's answer without a search, when a walk that takes at every step the first of up, left, right,
+    down that is walkable and one tile nearer (Manhattan) to the nearest goal tile reaches a goal tile; None
+    when it does not (then the caller searches). Open ground between an agent and a nearby target, most of a
+    crowd's walks.
+
+    Why it is the search's path: a walk of Manhattan length shows that each tile on it is exactly its
+    Manhattan distance from the goals by the shortest path (no path is shorter than that), so each step it
+    takes stays on a shortest path; a neighbour it passes over is blocked or not nearer in Manhattan
+    distance, hence not nearer by any path either; so each step is the first of up, left, right, down that
+    stays on a shortest path, which is the path the search returns (pathsearch.py, tests/test_pathing.py)."""
     (sx, sy), (tx, ty) = start, target
-    if sx != tx and sy != ty:
+    if abs(sx - tx) + abs(sy - ty) <= reach or not gm.walkable(sx, sy):
+        return None  # within reach already, or a start the search refuses: the search answers
+    comp = gm.component(sx, sy)
+    goals = [g for g in goal_tiles(gm, target, reach) if gm.component(*g) == comp] if reach else \
+        ([target] if gm.walkable(tx, ty) and gm.component(tx, ty) == comp else [])
+    if not goals:
         return None
-    d = abs(sx - tx) + abs(sy - ty) - reach
-    if d <= 0 or (max_len is not None and d > max_len) or not gm.walkable(sx, sy):
+    if len(goals) == 1:
+        (gx, gy), = goals
+        dist = lambda x, y: abs(x - gx) + abs(y - gy)  # noqa: E731
+    else:
+        dist = lambda x, y: min(abs(x - gx) + abs(y - gy) for gx, gy in goals)  # noqa: E731
+    d = dist(sx, sy)
+    if max_len is not None and d > max_len:
         return None
-    dx, dy = (tx > sx) - (tx < sx), (ty > sy) - (ty < sy)
-    path = [(sx + dx * i, sy + dy * i) for i in range(1, d + 1)]
     walkable = gm.walkable
-    return path if all(walkable(x, y) for x, y in path) else None
+    x, y = sx, sy
+    path = []
+    while d:
+        for dx, dy in STEPS:
+            nx, ny = x + dx, y + dy
+            if walkable(nx, ny) and dist(nx, ny) == d - 1:
+                break
+        else:
+            return None  # every nearer neighbour is blocked: a detour, for the search
+        x, y, d = nx, ny, d - 1
+        path.append((x, y))
+    return path
 
 
 def _search(gm: GameMap, start: Point, target: Point, reach: int, max_len: int | None) -> list[Point] | None:
