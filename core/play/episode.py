@@ -47,6 +47,7 @@ from ..tasks.variants import Variant, apply_variant, get_variant
 from .coordinator import brief_note, hub_tools
 from ..tasks.verify import VerifyResult, verify
 from ..world.api import PlayerState, World, WorldUnavailable
+from ..world.unchecked import unchecked
 
 Progress = Callable[[Any], Any]  # called with every event; a returned text asks the episode to stop (budget)
 
@@ -129,6 +130,7 @@ class TurnGate:
         self.stray: dict[str, list[RefusedCall]] = {}  # out-of-turn calls, reported on the caller's next turn
         self.world_error: WorldUnavailable | None = None  # the world went away during a call: the episode ends
         self.key = next(_gate_keys)
+        self._ports: dict[str, GatePort] = {}
         _GATES[self.key] = self
 
     # -- the episode's side ------------------------------------------------------------------------
@@ -163,7 +165,11 @@ class TurnGate:
 
     # -- the agents' side ---------------------------------------------------------------------------
     def port(self, agent_id: str) -> GatePort:
-        return GatePort(self, agent_id)
+        """The agent's port (one per agent, handed out turn after turn: it holds only the agent id and a key)."""
+        port = self._ports.get(agent_id)
+        if port is None:
+            port = self._ports[agent_id] = GatePort(self, agent_id)
+        return port
 
     def _refusal(self, agent_id: str, rec: GateRecord | None) -> str | None:
         if self.finished:
@@ -308,9 +314,11 @@ def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[s
 def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -> AgentStatus:
     """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state)."""
     st = st if st is not None else world.player_state(agent_id)
-    return AgentStatus(hp=st.hp, max_hp=st.max_hp, x=st.x, y=st.y, level=st.combat_level, alive=st.alive,
-                       xp=sum(st.xp.values()), equipment=dict(st.equipment),
-                       inventory=[{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory])
+    # every value comes from a PlayerState (a validated model, or the embedded world's own): not validated again
+    return unchecked(AgentStatus, {
+        "hp": st.hp, "max_hp": st.max_hp, "x": st.x, "y": st.y, "level": st.combat_level, "alive": st.alive,
+        "inventory": [{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory],
+        "xp": sum(st.xp.values()), "equipment": dict(st.equipment)})
 
 
 class SystemPrompts(Mapping[str, str]):

@@ -28,6 +28,7 @@ from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
 from .spatial import Cells, GroundItems, LazyStates
+from .unchecked import unchecked
 from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
@@ -586,18 +587,21 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         kept = self._states.get(agent_id)
         if kept is not None and self._unchanged(p, kept[1]):
             return kept[0]
-        st = PlayerState(
-            agent_id=p.agent_id, username=p.username, x=p.x, y=p.y, hp=p.hp, max_hp=self._max_hp(p),
-            alive=p.alive, active=p.active, skills=p.levels, xp=p.xp,
-            inventory=[self._slot(i, k, n) for i, k, n in p.inv.filled()],
-            equipment={slot: e[0] for slot, e in p.equipment.items()},
-            equipment_counts={slot: e[1] for slot, e in p.equipment.items()},
-            kills=dict(sorted(p.kills.items())), crafted=dict(sorted(p.crafted.items())),
-            combat_level=stats.combat_level(p.levels))
-        # what it was built from, copied (inventory slots and equipment entries are lists changed in place)
+        levels, xp = dict(p.levels), dict(p.xp)
+        equipment = p.equipment
+        st = unchecked(PlayerState, {
+            "agent_id": p.agent_id, "username": p.username, "x": p.x, "y": p.y, "hp": p.hp, "max_hp": self._max_hp(p),
+            "alive": p.alive, "active": p.active, "skills": levels, "xp": xp,
+            "inventory": [self._slot(i, k, n) for i, k, n in p.inv.filled()],
+            "equipment": {slot: e[0] for slot, e in equipment.items()},
+            "equipment_counts": {slot: e[1] for slot, e in equipment.items()},
+            "kills": dict(sorted(p.kills.items())), "crafted": dict(sorted(p.crafted.items())),
+            "combat_level": stats.combat_level(levels)})
+        # what it was built from, copied (inventory slots and equipment entries are lists changed in place; the
+        # state's own skill and xp copies serve, as a state is read-only)
         self._states[agent_id] = (st, (
-            p.x, p.y, p.hp, p.alive, p.active, dict(p.levels), dict(p.xp), dict(p.kills), dict(p.crafted),
-            [s[:] if s is not None else None for s in p.inv.slots], {k: e[:] for k, e in p.equipment.items()}))
+            p.x, p.y, p.hp, p.alive, p.active, levels, xp, dict(p.kills), dict(p.crafted),
+            [s[:] if s is not None else None for s in p.inv.slots], {k: e[:] for k, e in equipment.items()}))
         return st
 
     @staticmethod
@@ -616,7 +620,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if slot is None:
             if len(self._state_slots) > 50_000:
                 self._state_slots.clear()
-            slot = self._state_slots[k] = InventorySlot(index=index, item=key, name=self.items[key].name, count=count)
+            slot = self._state_slots[k] = unchecked(InventorySlot, {"index": index, "item": key,
+                                                                    "name": self.items[key].name, "count": count})
         return slot
 
     def out_of_play(self, agent_ids: list[str]) -> list[str]:

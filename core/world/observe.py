@@ -4,8 +4,9 @@ A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld`. Entities within
 (Manhattan) come from spatial buckets (fixed ones for nodes, mobs, portals, stations and NPCs; live ones for
 players and ground items), so an observation never scans the whole world; they are sorted by distance then
 id and capped at ``rules.max_nearby``. Other players appear with their username and position only.
-Building pydantic objects is the main cost of an observation: immutable inventory rows are reused, and
-objects are built by their validating constructors (with pydantic 2.12, ``model_construct`` is slower).
+Building pydantic objects was the main cost of an observation: immutable inventory and Nearby rows are
+reused, and the observation and its rows are made from the engine's own values without validating them
+again (``unchecked.py``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from .observation import Entity, InvItem, Observation
+from .unchecked import unchecked
 from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN
 from .engine_state import manhattan as _dist
+
+
+def _row(kind: str, id: str, name: str, x: int, y: int, distance: int, level: int | None, hp: int | None,
+         max_hp: int | None, note: str) -> Entity:
+    """A Nearby row from the engine's own values (every field given, of its type: not validated again)."""
+    return unchecked(Entity, {"kind": kind, "id": id, "name": name, "x": x, "y": y, "distance": distance,
+                              "level": level, "hp": hp, "max_hp": max_hp, "note": note})
 
 
 class ObservationMixin:
@@ -63,12 +72,12 @@ class ObservationMixin:
             p.notes, p.mailbox, p.chat_dropped = [], [], 0
         inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
         equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
-        return Observation(
-            agent_id=p.agent_id, username=p.username, round=0, max_rounds=0, actions_left=None,
-            x=p.x, y=p.y, biome=self._biome_name(p.x, p.y), place=self._place_name(p.x, p.y),
-            hp=p.hp, max_hp=self._max_hp(p), alive=p.alive, combat_level=stats.combat_level(p.levels),
-            skills=dict(p.levels), inventory=inv, inventory_slots=p.inv.size, equipment=equipment,
-            nearby=nearby, last_result=None, chat=chat, party=None, notes=notes)
+        return unchecked(Observation, {
+            "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
+            "x": p.x, "y": p.y, "biome": self._biome_name(p.x, p.y), "place": self._place_name(p.x, p.y),
+            "hp": p.hp, "max_hp": self._max_hp(p), "alive": p.alive, "combat_level": stats.combat_level(p.levels),
+            "skills": dict(p.levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": equipment,
+            "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:
         """Observation inventory rows are immutable values: reuse them (building pydantic objects is the
@@ -78,7 +87,8 @@ class ObservationMixin:
         if item is None:
             if len(self._inv_rows) > 50_000:
                 self._inv_rows.clear()
-            item = self._inv_rows[k] = InvItem(index=index, key=key, name=self.items[key].name, count=count)
+            item = self._inv_rows[k] = unchecked(InvItem, {"index": index, "key": key, "name": self.items[key].name,
+                                                           "count": count})
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
@@ -109,7 +119,7 @@ class ObservationMixin:
             note = f"{need}; gives {gives}"
             if ref.respawn_at is not None:
                 note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
-            return Entity(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
+            return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                                           hp=None, max_hp=None, note=note)
         if kind == "mob":
             mt = ref.type
@@ -120,15 +130,15 @@ class ObservationMixin:
                 tags.append(f"aggressive (range {mt.aggro_range})")
             if ref.respawn_at is not None:
                 tags.append(f"dead, back in {max(1, ref.respawn_at - self.round)} rounds")
-                return Entity(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+                return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                                               hp=None, max_hp=None, note="; ".join(tags))
-            return Entity(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
+            return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                                           hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
         if kind == "player":
-            return Entity(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
+            return _row(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note="")
         if kind == "ground_item":
-            return Entity(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
+            return _row(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
                                           level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
         if kind == "portal":
             pt = ref.portal
@@ -138,13 +148,13 @@ class ObservationMixin:
                 note += f"; needs {pt.requires_item}"
             if pt.requires_level:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
-            return Entity(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
+            return _row(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note=note)
         if kind == "station":
             where = self._landmark_name(getattr(ref, "landmark", None))
-            return Entity(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
+            return _row(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
                                           hp=None, max_hp=None, note=f"crafting station{f' ({where})' if where else ''}")
-        return Entity(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
+        return _row(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
                                       hp=None, max_hp=None, note="npc")
 
     def _biome_name(self, x: int, y: int) -> str:

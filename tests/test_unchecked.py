@@ -1,0 +1,91 @@
+"""Records the engine makes without validation (core/world/unchecked.py) are exactly what validation makes
+from the same values: every observation, Nearby and inventory row, player state and turn status of real
+episodes, compared field by field, type by type, and as JSON."""
+
+import asyncio
+
+from pydantic import BaseModel
+
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.policies import PolicyTeam, RandomPolicy
+from agentworld.core.runs.bench_play import scale_task
+from agentworld.core.tasks.task import find_task
+from agentworld.core.world.observation import Entity, InvItem, Observation
+from agentworld.core.world.unchecked import unchecked
+
+
+def same_types(a, b, where: str) -> None:
+    assert type(a) is type(b), f"{where}: {type(a).__name__} where validation gives {type(b).__name__}"
+    if isinstance(a, BaseModel):
+        assert_as_validated(a, where)
+    elif isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            same_types(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            same_types(x, y, f"{where}[{i}]")
+
+
+def assert_as_validated(m: BaseModel, where: str = "") -> None:
+    where = where or type(m).__name__
+    assert set(m.__dict__) == set(type(m).model_fields), f"{where}: not every field given"
+    v = type(m).model_validate({k: (x.model_dump() if isinstance(x, BaseModel) else x) for k, x in m.__dict__.items()})
+    assert list(m.__dict__) == list(v.__dict__), f"{where}: fields out of the class's order"
+    for name in type(m).model_fields:
+        same_types(m.__dict__[name], v.__dict__[name], f"{where}.{name}")
+    assert m == v and m.model_dump_json() == v.model_dump_json(), where
+
+
+class Recording(PolicyTeam):
+    """The random team, keeping every observation it was handed and the statuses the episode made."""
+
+    def __init__(self, seed: int):
+        super().__init__(RandomPolicy(seed))
+        self.observations: list[Observation] = []
+
+    async def act(self, turn):
+        self.observations.append(turn.observation)
+        return await super().act(turn)
+
+
+def play(task, seed: int):
+    team = Recording(seed)
+    states, statuses = [], []
+    ep = Episode(task, team, seed=seed, framework="random")
+    first = ep._turn
+
+    async def turn(agent_id, rnd):  # after each turn: every player's state and the status the event carries
+        await first(agent_id, rnd)
+        states.extend(ep.world.player_state(a) for a in ep.agent_ids)
+        statuses.append(ep._statuses[agent_id][1])
+
+    ep._turn = turn
+    asyncio.run(ep.run())
+    return team.observations, states, statuses
+
+
+def test_unchecked_records_of_real_episodes_equal_validated_ones():
+    seen, kinds = 0, set()
+    for task, seed in ((find_task("task_08_convoy").model_copy(update={"rounds": 12}), 1),
+                       (find_task("task_04_goblins").model_copy(update={"rounds": 12}), 5),
+                       (scale_task(40, 6, packed=True, seed=2), 2)):
+        observations, states, statuses = play(task, seed)
+        for m in {id(m): m for m in [*observations, *states, *statuses]}.values():  # kept ones once
+            assert_as_validated(m)
+            seen += 1
+        rows = [r for o in observations for r in [*o.nearby, *o.inventory]]
+        assert {type(r) for r in rows} == {Entity, InvItem}
+        kinds |= {r.kind for o in observations for r in o.nearby}
+    assert kinds >= {"player", "resource", "mob", "station", "npc", "portal"} and seen > 500
+
+
+def test_the_check_above_catches_a_value_of_the_wrong_type():
+    bad = unchecked(InvItem, {"index": 1.0, "key": "logs", "name": "Logs", "count": 2})  # a float index
+    try:
+        assert_as_validated(bad)
+    except AssertionError as exc:
+        assert "float" in str(exc)
+    else:
+        raise AssertionError("a float where validation gives an int went unnoticed")
