@@ -86,6 +86,8 @@ def sanitize(value: Any, depth: int = 0) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, str):
+        if type(value) is str and len(value) <= MAX_TEXT and value.isascii():  # nothing to replace or cut
+            return value
         text = _SURROGATES.sub("\ufffd", value)
         if len(text) > MAX_TEXT:
             text = text[:MAX_TEXT] + f"...[{len(text) - MAX_TEXT} more characters cut]"

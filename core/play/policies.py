@@ -81,6 +81,8 @@ class RandomPolicy(Policy):
         self._map: Any = None
         self._walk_cache: dict[tuple[int, int], list[tuple[str, dict[str, Any]]]] = {}
         self._inventory_cache: dict[tuple, list[tuple[str, dict[str, Any]]]] = {}
+        self._target_calls: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}  # (kind, id) -> its call
+        self._allowed_kept: tuple[tuple[str, ...], frozenset[str], bool] | None = None
 
     def _rng(self, agent_id: str) -> random.Random:
         rng = self._rngs.get(agent_id)
@@ -124,14 +126,16 @@ class RandomPolicy(Policy):
         obs = turn.observation
         out: list[tuple[str, dict[str, Any]]] = []
         inventory = obs.inventory
+        targets = self._target_calls
         for e in obs.nearby:
             kind = e.kind
-            if kind == "resource":
-                out.append(("harvest_resource", {"targetInstance": e.id}))
-            elif kind == "mob":
-                out.append(("attack_entity", {"targetInstance": e.id}))
-            elif kind == "ground_item":
-                out.append(("pickup_resource", {"targetInstance": e.id}))
+            if kind in _TARGET_TOOLS:
+                call = targets.get((kind, e.id))
+                if call is None:
+                    if len(targets) >= self._KEEP:
+                        targets.clear()
+                    call = targets[(kind, e.id)] = (_TARGET_TOOLS[kind], {"targetInstance": e.id})
+                out.append(call)
             elif kind == "portal" and e.distance <= 1:
                 out.append(("enter_portal", {}))
             elif kind == "player" and inventory:
@@ -139,11 +143,21 @@ class RandomPolicy(Policy):
                 out.append(("transfer_items", {"targetPlayer": e.id, "itemKey": slot.key, "count": 1}))
         out += self._walks(obs.x, obs.y)
         out += self._inventory_calls(inventory)
-        allowed = {t.name for t in turn.tools}
+        allowed, every = self._allowed(turn.tools)
         if "chat" in allowed:
             out.append(("chat", self._CHATS[len(out) % len(_CHAT_LINES)]))
         out.append(_SLEEP)
-        return [c for c in out if c[0] in allowed]
+        return out if every else [c for c in out if c[0] in allowed]
+
+    def _allowed(self, tools: list[Any]) -> tuple[frozenset[str], bool]:
+        """The turn's tool names, and whether every tool this policy calls is among them (then nothing is
+        filtered): the same for every turn of an episode, so worked out once per list of tool names."""
+        names = tuple(t.name for t in tools)
+        hit = self._allowed_kept
+        if hit is None or hit[0] != names:
+            allowed = frozenset(names)
+            hit = self._allowed_kept = (names, allowed, _POLICY_TOOLS <= allowed)
+        return hit[1], hit[2]
 
     _CHATS = tuple({"message": line} for line in _CHAT_LINES)
     _KEEP = 4096  # entries each of the caches below keeps (a long episode visits ever new tiles and inventories)
@@ -183,6 +197,9 @@ class RandomPolicy(Policy):
 
 
 _SLEEP = ("sleep", {"seconds": 1})
+_TARGET_TOOLS = {"resource": "harvest_resource", "mob": "attack_entity", "ground_item": "pickup_resource"}
+_POLICY_TOOLS = frozenset({*_TARGET_TOOLS.values(), "enter_portal", "transfer_items", "move_character", "equip_item",
+                           "craft_item", "chat", "sleep"})  # every tool the random policy may call
 
 
 def make_policy(name: str, seed: int = 0, reference_plan: Any = None) -> Policy:
