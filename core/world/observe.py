@@ -11,6 +11,7 @@ again (``unchecked.py``).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from .observation import Entity, InvItem, Observation
@@ -18,6 +19,9 @@ from .unchecked import unchecked
 from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN
 from .engine_state import manhattan as _dist
+
+
+_BY_DISTANCE_ID = itemgetter(0, 1)  # Nearby order: distance, then id
 
 
 def _row(kind: str, id: str, name: str, x: int, y: int, distance: int, level: int | None, hp: int | None,
@@ -53,14 +57,15 @@ class ObservationMixin:
             cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))
-        cands.sort(key=lambda c: (c[0], c[1]))
+        cands.sort(key=_BY_DISTANCE_ID)
         notes: list[str] = []
         nearby = []
+        limit, entity = r.max_nearby, self._entity
         for d, eid, kind, ref in cands:
             if kind == "npc":
                 notes.append(f"{ref.name} (npc at {ref.x},{ref.y}) says: {ref.says}")
-            if len(nearby) < r.max_nearby:
-                nearby.append(self._entity(d, eid, kind, ref))
+            if len(nearby) < limit:
+                nearby.append(entity(d, eid, kind, ref))
         notes = p.notes + notes
         self._take_broadcasts(p)
         over = len(p.mailbox) - MAX_CHAT_SHOWN  # the mailbox is cut back to its last messages only now and then
@@ -68,8 +73,11 @@ class ObservationMixin:
         dropped = p.chat_dropped + max(over, 0)
         if dropped:
             notes.append(f"{dropped} older chat message(s) were dropped (only the last {MAX_CHAT_SHOWN} are kept).")
-        if consume:
-            p.notes, p.mailbox, p.chat_dropped = [], [], 0
+        if consume:  # emptied in place (the observation holds copies): a Player's attribute writes cost more
+            p.notes.clear()
+            p.mailbox.clear()
+            if p.chat_dropped:
+                p.chat_dropped = 0
         inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
         equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
         return unchecked(Observation, {
