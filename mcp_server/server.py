@@ -195,13 +195,13 @@ class GameMcp(FastMCP):
         # session (about 6 ms each: 0.6 s of the episode's loop for 100 seats)
         self._mcp_server.version = __version__
 
-    def _request(self) -> Request | None:
-        ctx = self.get_context()
+    def _request(self, ctx: Any = None) -> Request | None:
+        ctx = ctx or self.get_context()  # a pydantic model built anew each time: a call gets it once
         req = ctx.request_context.request if ctx.request_context else None
         return req if isinstance(req, Request) else None
 
-    def caller(self) -> str | None:
-        req = self._request()
+    def caller(self, req: Request | None = None) -> str | None:
+        req = req if req is not None else self._request()
         if req is not None:
             return req.scope.get("state", {}).get("agentworld_agent") or self.owner.agent_for_token(
                 req.headers.get("authorization", "").partition(" ")[2].strip())
@@ -211,12 +211,12 @@ class GameMcp(FastMCP):
         return self.owner.tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        agent = self.caller()
+        ctx = self.get_context()
+        req = self._request(ctx)
+        agent = self.caller(req)
         if agent is None:
             return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
-        req = self._request()
         state = req.scope.get("state", {}) if req is not None else {}
-        ctx = self.get_context()
 
         async def progress(waited: float, message: str) -> None:
             # only sent when the request asked for progress (a progressToken in _meta); never fails the call

@@ -549,3 +549,37 @@ async def test_a_call_whose_client_disconnected_never_runs(tmp_path):
     first = turn_events(ep)[0]
     assert (first.agent, first.tool, first.error) == ("agent_1", None, "timeout")
     assert not result.success and result.refused_calls == 0
+
+
+@pytest.mark.parametrize("stream_after", [None, 0])
+async def test_a_call_the_client_cancelled_never_runs(tmp_path, stream_after):
+    """notifications/cancelled while the call waits for its turn: answered "Request cancelled" and never run,
+    whether the transport answers the call itself (the default) or the SDK's session does (stream_after 0)."""
+    ep, _ = relay_episode(tmp_path, turn_timeout=1)
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with EpisodeMcpServer(ep, turn_timeout=1, stream_after=stream_after) as server:
+        headers = {**accept, "Authorization": f"Bearer {server.token('agent_1')}"}
+        async with httpx.AsyncClient(headers=headers, timeout=10) as http:
+            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            r = await http.post(server.url, json=init)
+            session = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+            await http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
+                                                                       "count": 3}}}
+            waiting = asyncio.create_task(http.post(server.url, json=call, headers=session))
+            await asyncio.sleep(0.3)  # the call waits: no turn is open
+            assert not waiting.done()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+            assert (await http.post(server.url, json=cancel, headers=session)).status_code == 202
+            r = await asyncio.wait_for(waiting, 5)
+            assert r.status_code == 200 and "Request cancelled" in r.text
+        run = asyncio.create_task(ep.run())  # nobody plays: alice's first turn times out, her call never ran
+        while not turn_events(ep):
+            await asyncio.sleep(0.05)
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+    first = turn_events(ep)[0]
+    assert (first.agent, first.tool, first.error, first.refused) == ("agent_1", None, "timeout", [])
