@@ -95,7 +95,8 @@ def crowds(draw):
     coord = st.integers(origin, origin + spread)
     count = draw(st.integers(0, 150))
     things = draw(st.lists(st.tuples(coord, coord, st.booleans()), min_size=count, max_size=count))
-    moves = draw(st.lists(st.tuples(st.integers(0, 149), coord, coord), max_size=40))
+    # a move: the thing itself moves, or (replace) another object takes its key at the new place
+    moves = draw(st.lists(st.tuples(st.integers(0, 149), coord, coord, st.booleans()), max_size=40))
     gone = draw(st.lists(st.integers(0, 149), max_size=20))
     queries = draw(st.lists(st.tuples(coord, coord, st.integers(0, 20), st.integers(0, 30)), min_size=1, max_size=8))
     return draw(st.sampled_from((1, 4, 16))), things, moves, gone, queries
@@ -104,7 +105,7 @@ def crowds(draw):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(crowds())
 def test_nearest_equals_a_plain_sort(case):
-    """Whatever the crowd and its path to here (moves, things leaving), `nearest` gives what sorting every
+    """Whatever the crowd and its path to here (moves, replaced things, things leaving), `nearest` gives what sorting every
     kept thing within reach by (distance, key) gives: the tile search, the blocks' read, the budget's
     fallback and things off the tile grid alike."""
     size, things, moves, gone, queries = case
@@ -113,9 +114,12 @@ def test_nearest_equals_a_plain_sort(case):
     for i, (x, y, kept) in enumerate(things):
         live[i] = Thing(i, x, y, kept)
         cells.put(i, live[i])
-    for i, x, y in moves:
+    for i, x, y, replace in moves:
         if i in live:
-            live[i].x, live[i].y = x, y
+            if replace:
+                live[i] = Thing(i, x, y, not live[i].kept)
+            else:
+                live[i].x, live[i].y = x, y
             cells.put(i, live[i])
     for i in gone:
         if live.pop(i, None) is not None:

@@ -18,11 +18,11 @@ CELL = 16  # side of a bucket in tiles
 BLOCK = 16  # side of the blocks the nearest-first search counts a neighbourhood's things by
 
 # Tiles are also keyed by one integer, ``y * ROW + x``, so that the tiles at a given distance are reached by
-# adding fixed offsets (a dict lookup by int is about 2.5x faster than by a fresh (x, y) tuple). The key is
-# one-to-one for 0 <= x < ROW, and a tile up to ``SPAN`` away from an x in [0, SPAN) never lands on the key
-# of a thing's tile (it lands on an x of at least ROW - SPAN, where no thing is kept). Things outside that (no
-# map is a million tiles wide) are kept apart, and the search then reads the blocks, which need no tile keys.
-SPAN = 1 << 20
+# adding fixed offsets (a dict lookup by a small int is about 2.5x faster than by a fresh (x, y) tuple). The
+# key is one-to-one for 0 <= x < ROW, and a tile up to ``SPAN`` away from an x in [0, SPAN) never lands on the
+# key of a thing's tile (it lands on an x of at least ROW - SPAN, where no thing is kept). Things outside that
+# (a map wider than 4,096 tiles) are kept apart, and the search then reads the blocks, which need no tile keys.
+SPAN = 1 << 12
 ROW = SPAN << 1
 TILES_PER_THING = 3  # the tile search gives up after visiting this many tiles per thing round the observer
 
@@ -58,11 +58,14 @@ class Cells:
         self.where: dict[Any, tuple[int, int]] = {}
         self.blocks: dict[tuple[int, int], dict[Any, Any]] = {}
         self.block_of: dict[Any, tuple[int, int]] = {}
-        self.tiles: dict[int, dict[Any, Any]] = {}  # y * ROW + x -> {key: thing} standing there
+        self.tiles: dict[int, tuple] = {}  # y * ROW + x -> the things standing there (a tuple: read most)
         self.tile_of: dict[Any, int | None] = {}  # key -> its tile's key (None: off the tile grid)
         self.off_grid: set[Any] = set()  # keys of things outside 0 <= x < SPAN (not in `tiles`)
 
     def put(self, key: Any, thing: Any) -> None:
+        cell = self.where.get(key)
+        if cell is not None and self.buckets[cell][key] is not thing:
+            self.discard(key)  # another thing under the same key: the old one goes first
         x, y = thing.x, thing.y
         tile = y * ROW + x if 0 <= x < SPAN else None
         old_tile = self.tile_of.get(key, _ABSENT)
@@ -70,12 +73,12 @@ class Cells:
             if old_tile is None:
                 self.off_grid.discard(key)
             elif old_tile is not _ABSENT:
-                _move_out(self.tiles, key, old_tile)
+                self._off_tile(key, old_tile)
             self.tile_of[key] = tile
             if tile is None:
                 self.off_grid.add(key)
             else:
-                self.tiles.setdefault(tile, {})[key] = thing
+                self.tiles[tile] = self.tiles.get(tile, ()) + (thing,)
         elif tile is not None:
             return  # the same tile: the same block and bucket
         _move(self.blocks, self.block_of, key, thing, (x // BLOCK, y // BLOCK))
@@ -88,9 +91,17 @@ class Cells:
         if old_tile is None:
             self.off_grid.discard(key)
         else:
-            _move_out(self.tiles, key, old_tile)
+            self._off_tile(key, old_tile)
         _move_out(self.blocks, key, self.block_of.pop(key))
         _move_out(self.buckets, key, self.where.pop(key))
+
+    def _off_tile(self, key: Any, tile: int) -> None:
+        thing = self.buckets[self.where[key]][key]  # the buckets still hold it where it was
+        rest = tuple(t for t in self.tiles[tile] if t is not thing)
+        if rest:
+            self.tiles[tile] = rest
+        else:
+            del self.tiles[tile]
 
     def near(self, x: int, y: int, radius: int) -> Iterator[tuple[int, Any]]:
         """(Manhattan distance, thing) for everything within ``radius`` of (x, y), bucket by bucket."""
@@ -144,7 +155,7 @@ class Cells:
             budget -= len(layer)
             if budget < 0:
                 return None
-            ring = [thing for offset in layer if (here := get(at + offset)) for thing in here.values() if keep(thing)]
+            ring = [thing for offset in layer if (here := get(at + offset)) for thing in here if keep(thing)]
             if ring:
                 if len(ring) > 1:
                     ring.sort(key=key)
@@ -209,6 +220,14 @@ class GroundItems(dict):
         super().clear()
         self.seq.clear()
         self.cells.clear()
+
+    def _off_tile(self, key: Any, tile: int) -> None:
+        thing = self.buckets[self.where[key]][key]  # the buckets still hold it where it was
+        rest = tuple(t for t in self.tiles[tile] if t is not thing)
+        if rest:
+            self.tiles[tile] = rest
+        else:
+            del self.tiles[tile]
 
     def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
         """(distance, item) within ``radius``, in the order the items were dropped."""
