@@ -61,7 +61,9 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
             "from agentworld.core.world.tools import TOOLS\n"
             "built = sorted({t.args.__name__ for t in TOOLS.values() if t.args.__pydantic_complete__})\n"
             "called_args = {name: t.args.__name__ for name, t in TOOLS.items()}\n"
-            "built += [c.__name__ for c in (task.YamlTask, task.YamlAgent) if c.__pydantic_complete__]\n"
+            "from agentworld.core.world import observation as obs\n"
+            "built += [c.__name__ for c in (task.YamlTask, task.YamlAgent, task.Task, task.AgentDef, obs.Observation,\n"
+            "                               obs.Entity, obs.InvItem) if c.__pydantic_complete__]\n"
             "print(json.dumps({'modules': sorted(sys.modules), 'built': built, 'args': called_args}))\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "warm")], capture_output=True, timeout=300, check=True)
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
@@ -69,7 +71,8 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     loaded = {m for m in got["modules"] for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
     assert not loaded, f"the README episode imported {sorted(loaded)}"
-    # model classes built on first use: the argument models of the tools the team called, no YAML model
+    # model classes built on first use: the argument models of the tools the team called; not the task's (it is
+    # unpickled from the task cache) nor the observation's (the engine makes them unchecked, the team reads them)
     (trajectory,) = (tmp_path / "run").glob("episodes/*/trajectory.jsonl")
     called = {json.loads(line).get("tool") for line in trajectory.read_text(encoding="utf-8").splitlines()}
     used = {got["args"][tool] for tool in called if tool in got["args"]}

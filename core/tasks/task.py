@@ -88,7 +88,9 @@ def _shallow_repr(value: Any) -> str:
 # The YAML as written (field names exactly as in the file)
 # ---------------------------------------------------------------------------------------------------
 class _Yaml(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # The task's models are built on first use (defer_build): a run of a cached task (taskcache.py) unpickles its
+    # Task and never validates or dumps one, so neither these nor Task, AgentDef and CheckSpec are built then
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class YamlStack(_Yaml):
@@ -97,16 +99,12 @@ class YamlStack(_Yaml):
     enchant: int = 0
 
 
-# YamlLocation, YamlAgent, YamlTaskHead and YamlTask only read a file's YAML: built when a file is first parsed,
-# not when a run loads a task kept by the task cache (taskcache.py)
 class YamlLocation(_Yaml):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
     x: int
     y: int
 
 
 class YamlAgent(_Yaml):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
     username: str = Field(min_length=1)
     # the paper's character password: accepted so that its files load, never used, kept or written
     password: str | None = Field(None, repr=False)
@@ -120,7 +118,6 @@ class YamlAgent(_Yaml):
 
 
 class YamlTaskHead(_Yaml):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: str = Field(min_length=1)
     description: str = ""
 
@@ -133,7 +130,7 @@ class Objectives(_Yaml):
 class CheckSpec(BaseModel):
     """One verifier check: ``check`` names a registered check, the other keys are its parameters."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     check: str
     name: str | None = None
     guard: bool | None = None  # a constraint (fails the task when broken, never counts as progress); default: the check's own
@@ -158,7 +155,6 @@ class Step(_Yaml):
 
 
 class YamlTask(_Yaml):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
     id: str | None = None
     # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
     paper_id: str | None = Field(None, pattern=r"^task_\d+$")
@@ -180,6 +176,7 @@ class YamlTask(_Yaml):
 # The task as the harness uses it
 # ---------------------------------------------------------------------------------------------------
 class AgentDef(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     agent_id: str  # the YAML key, "agent_1"
     username: str
     x: int
@@ -199,6 +196,7 @@ class AgentDef(BaseModel):
 
 
 class Task(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     id: str
     paper_id: str | None = None
     name: str

@@ -7,14 +7,17 @@ inventory, prompts or reasoning: ``party`` (teammates' HP) is filled only under 
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .factories import empty_list
 
 EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc", "station", "landmark"]
 
 
+# The engine makes observations and their rows without validating them (unchecked.py) and the scripted teams never
+# dump one: InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build)
 class InvItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     index: int  # slot index, as equip_item(index=...) takes it
     key: str
     name: str
@@ -22,6 +25,7 @@ class InvItem(BaseModel):
 
 
 class Entity(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     kind: EntityKind
     id: str  # instance id for targetInstance, username for players, key for portals/landmarks
     name: str
@@ -42,6 +46,7 @@ class ChatMessage(BaseModel):
 
 
 class PartyMember(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     username: str
     hp: int
     max_hp: int
@@ -49,6 +54,7 @@ class PartyMember(BaseModel):
 
 
 class Observation(BaseModel):
+    model_config = ConfigDict(defer_build=True)
     agent_id: str
     username: str
     round: int = 0
