@@ -311,13 +311,16 @@ def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[s
     return plugins.get("world", backend)(dict(task.world_rules), seed=seed, **(options or {}))
 
 
-def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None) -> AgentStatus:
-    """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state)."""
+def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
+                 inventory: list[dict[str, Any]] | None = None) -> AgentStatus:
+    """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state;
+    ``inventory``: its inventory rows, when the caller has them from a status of the same inventory)."""
     st = st if st is not None else world.player_state(agent_id)
     # every value comes from a PlayerState (a validated model, or the embedded world's own): not validated again
     return unchecked(AgentStatus, {
         "hp": st.hp, "max_hp": st.max_hp, "x": st.x, "y": st.y, "level": st.combat_level, "alive": st.alive,
-        "inventory": [{"key": s.item, "name": s.name, "count": s.count} for s in st.inventory],
+        "inventory": inventory if inventory is not None else [{"key": s.item, "name": s.name, "count": s.count}
+                                                              for s in st.inventory],
         "xp": sum(st.xp.values()), "equipment": dict(st.equipment)})
 
 
@@ -685,7 +688,8 @@ class Episode:
         kept = self._statuses.get(agent_id)
         if kept is not None and kept[0] is st:
             return kept[1]
-        status = agent_status(self.world, agent_id, st)
+        same = kept is not None and kept[0].inventory is st.inventory  # the world shared an unchanged inventory
+        status = agent_status(self.world, agent_id, st, kept[1].inventory if same else None)
         self._statuses[agent_id] = (st, status)
         return status
 

@@ -587,21 +587,37 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         kept = self._states.get(agent_id)
         if kept is not None and self._unchanged(p, kept[1]):
             return kept[0]
-        levels, xp = dict(p.levels), dict(p.xp)
+        # a new state; the parts that did not change (a move changes only the position, an equip the equipment
+        # and the inventory) are the last state's own values and copies, shared: states are read-only
+        old, was = kept if kept is not None else (None, None)
+        same_inv = was is not None and was[9] == p.inv.slots
+        same_eq = was is not None and was[10] == p.equipment and list(was[10]) == list(p.equipment)
+        same_levels = was is not None and was[5] == p.levels
+        same_xp = was is not None and was[6] == p.xp
+        same_kills = was is not None and was[7] == p.kills
+        same_crafted = was is not None and was[8] == p.crafted
+        if same_levels:
+            levels, max_hp, combat = old.skills, old.max_hp, old.combat_level
+        else:
+            levels = dict(p.levels)
+            max_hp, combat = self._max_hp(p), stats.combat_level(levels)
         equipment = p.equipment
         st = unchecked(PlayerState, {
-            "agent_id": p.agent_id, "username": p.username, "x": p.x, "y": p.y, "hp": p.hp, "max_hp": self._max_hp(p),
-            "alive": p.alive, "active": p.active, "skills": levels, "xp": xp,
-            "inventory": [self._slot(i, k, n) for i, k, n in p.inv.filled()],
-            "equipment": {slot: e[0] for slot, e in equipment.items()},
-            "equipment_counts": {slot: e[1] for slot, e in equipment.items()},
-            "kills": dict(sorted(p.kills.items())), "crafted": dict(sorted(p.crafted.items())),
-            "combat_level": stats.combat_level(levels)})
+            "agent_id": p.agent_id, "username": p.username, "x": p.x, "y": p.y, "hp": p.hp, "max_hp": max_hp,
+            "alive": p.alive, "active": p.active, "skills": levels, "xp": old.xp if same_xp else dict(p.xp),
+            "inventory": old.inventory if same_inv else [self._slot(i, k, n) for i, k, n in p.inv.filled()],
+            "equipment": old.equipment if same_eq else {slot: e[0] for slot, e in equipment.items()},
+            "equipment_counts": old.equipment_counts if same_eq else {slot: e[1] for slot, e in equipment.items()},
+            "kills": old.kills if same_kills else dict(sorted(p.kills.items())),
+            "crafted": old.crafted if same_crafted else dict(sorted(p.crafted.items())),
+            "combat_level": combat})
         # what it was built from, copied (inventory slots and equipment entries are lists changed in place; the
         # state's own skill and xp copies serve, as a state is read-only)
         self._states[agent_id] = (st, (
-            p.x, p.y, p.hp, p.alive, p.active, levels, xp, dict(p.kills), dict(p.crafted),
-            [s[:] if s is not None else None for s in p.inv.slots], {k: e[:] for k, e in equipment.items()}))
+            p.x, p.y, p.hp, p.alive, p.active, levels, st.xp, was[7] if same_kills else dict(p.kills),
+            was[8] if same_crafted else dict(p.crafted),
+            was[9] if same_inv else [s[:] if s is not None else None for s in p.inv.slots],
+            was[10] if same_eq else {k: e[:] for k, e in equipment.items()}))
         return st
 
     @staticmethod
