@@ -1,6 +1,6 @@
 """Records the engine makes without validation (core/world/unchecked.py) are exactly what validation makes
-from the same values: every observation, Nearby and inventory row, player state and turn status of real
-episodes, compared field by field, type by type, and as JSON."""
+from the same values: every observation, Nearby and inventory row, player state, turn status, tool result
+and effects (the tick's too) of real episodes, compared field by field, type by type, and as JSON."""
 
 import asyncio
 
@@ -44,9 +44,12 @@ class Recording(PolicyTeam):
     def __init__(self, seed: int):
         super().__init__(RandomPolicy(seed))
         self.observations: list[Observation] = []
+        self.results: list = []  # the agents' previous turns' tool results
 
     async def act(self, turn):
         self.observations.append(turn.observation)
+        if turn.last_result is not None:
+            self.results.append(turn.last_result)
         return await super().act(turn)
 
 
@@ -63,22 +66,24 @@ def play(task, seed: int):
 
     ep._turn = turn
     asyncio.run(ep.run())
-    return team.observations, states, statuses
+    return team.observations, states, statuses, team.results + [eff for _, eff in ep.history]
 
 
 def test_unchecked_records_of_real_episodes_equal_validated_ones():
-    seen, kinds = 0, set()
+    seen, kinds, errors = 0, set(), set()
     for task, seed in ((find_task("task_08_convoy").model_copy(update={"rounds": 12}), 1),
                        (find_task("task_04_goblins").model_copy(update={"rounds": 12}), 5),
                        (scale_task(40, 6, packed=True, seed=2), 2)):
-        observations, states, statuses = play(task, seed)
-        for m in {id(m): m for m in [*observations, *states, *statuses]}.values():  # kept ones once
+        observations, states, statuses, results = play(task, seed)
+        errors |= {r.error for r in results if hasattr(r, "error")}
+        for m in {id(m): m for m in [*observations, *states, *statuses, *results]}.values():  # kept ones once
             assert_as_validated(m)
             seen += 1
         rows = [r for o in observations for r in [*o.nearby, *o.inventory]]
         assert {type(r) for r in rows} == {Entity, InvItem}
         kinds |= {r.kind for o in observations for r in o.nearby}
     assert kinds >= {"player", "resource", "mob", "station", "npc", "portal"} and seen > 500
+    assert errors >= {None, "invalid", "out_of_range", "no_station", "level_too_low"}  # successes and failures
 
 
 def test_the_check_above_catches_a_value_of_the_wrong_type():

@@ -8,7 +8,7 @@ The mob keeps its wounds, so several agents can wear a boss down over several tu
 
 from __future__ import annotations
 
-from .effects import Effects, HpChange, ItemDelta, Kill, ToolResult
+from .effects import Effects, HpChange, ItemDelta, Kill, ToolResult, engine_result
 from . import stats
 from .engine_state import MobState, Player
 from .models import ItemStats
@@ -97,7 +97,7 @@ class CombatMixin:
         else:
             lines.append(f"Your HP: {p.hp}/{self._max_hp(p)}.")
         lines.append(self._xp_text(eff))
-        return ToolResult(ok=True, text=" ".join(s for s in lines if s), effects=eff)
+        return engine_result(" ".join(s for s in lines if s), effects=eff)
 
     def _roll_loot(self, p: Player, mob: MobState, eff: Effects) -> str:
         got: dict[str, int] = {}

@@ -7,11 +7,12 @@ followed (``harvest:oak_tree#12`` produced the logs that ``transfer:agent_2`` mo
 consumed).
 """
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from .factories import empty_list
+from .unchecked import unchecked
 
 ErrorKind = Literal[
     "bad_args",  # arguments failed validation (type, range, unknown enum value)
@@ -135,3 +136,32 @@ class ToolResult(BaseModel):
     @classmethod
     def fail(cls, error: ErrorKind, text: str) -> "ToolResult":
         return cls(ok=False, text=text, error=error)
+
+
+# -- made by the engine ------------------------------------------------------------------------------------
+# The embedded engine answers every turn with a ToolResult and its Effects, from its own values: these make
+# them without validating again (unchecked.py; tests/test_unchecked.py compares them with validated ones).
+# Tool arguments are validated before the engine sees them; other worlds use the validating constructors.
+_EFFECT_FIELDS: list[tuple[str, Any, Any]] | None = None  # (name, default factory, default) in field order
+
+
+def engine_effects(**values: Any) -> Effects:
+    """``Effects(**values)``: every other field its default (a new list or dict per instance)."""
+    global _EFFECT_FIELDS
+    if _EFFECT_FIELDS is None:
+        _EFFECT_FIELDS = [(n, f.default_factory, f.default) for n, f in Effects.model_fields.items()]
+    d = {n: (factory() if factory is not None else default) for n, factory, default in _EFFECT_FIELDS}
+    if values:
+        d.update(values)
+    return unchecked(Effects, d)
+
+
+def engine_result(text: str, effects: Effects | None = None) -> ToolResult:
+    """``ToolResult(ok=True, text=text, effects=effects)``."""
+    return unchecked(ToolResult, {"ok": True, "text": text,
+                                  "effects": effects if effects is not None else engine_effects(), "error": None})
+
+
+def engine_failure(error: ErrorKind, text: str) -> ToolResult:
+    """``ToolResult.fail(error, text)``."""
+    return unchecked(ToolResult, {"ok": False, "text": text, "effects": engine_effects(), "error": error})

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .effects import (ChatDelivery, Crafted, Effects, Equip, Harvest, HpChange, ItemDelta, Move, ToolResult,
-                       Transfer)
+                       Transfer, engine_effects, engine_failure, engine_result)
 from .observation import ChatMessage, InvItem
 from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
@@ -164,27 +164,27 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             cx, cy = min(max(x, 0), gm.width - 1), min(max(y, 0), gm.height - 1)
             near = gm.nearest_walkable(cx, cy, 30)
             hint = f"; the nearest walkable tile on the map edge is ({near[0]},{near[1]})" if near else ""
-            return ToolResult.fail("blocked", f"({x},{y}) is off the map: x must be 0..{gm.width - 1} and "
+            return engine_failure("blocked", f"({x},{y}) is off the map: x must be 0..{gm.width - 1} and "
                                               f"y 0..{gm.height - 1}{hint}.")
         if (x, y) == (p.x, p.y):
-            return ToolResult(ok=True, text=f"You are already at ({x},{y}).",
-                              effects=Effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
+            return engine_result(f"You are already at ({x},{y}).",
+                              effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
         if not gm.walkable(x, y):
             what = self._what_blocks(x, y)
             near = self._nearest_reachable(p, x, y)
             hint = f" The nearest walkable tile is ({near[0]},{near[1]}): move_character(x={near[0]}, y={near[1]})." if near else ""
-            return ToolResult.fail("blocked", f"({x},{y}) cannot be entered ({what}).{hint}")
+            return engine_failure("blocked", f"({x},{y}) cannot be entered ({what}).{hint}")
         if gm.component(x, y) != gm.component(p.x, p.y):
             portal = self._nearest_portal_end(p.x, p.y)
             hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
-            return ToolResult.fail("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
+            return engine_failure("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
                                               f"a separate area (across water or walls); use a portal.{hint}")
         if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest:
             path = p.route_rest  # continuing the previous call's path: no new search
         else:
             path = route(gm, (p.x, p.y), (x, y))
         if not path:  # cannot happen for connected tiles; kept so that a map bug never raises
-            return ToolResult.fail("blocked", f"No path from ({p.x},{p.y}) to ({x},{y}).")
+            return engine_failure("blocked", f"No path from ({p.x},{p.y}) to ({x},{y}).")
         mr = self.rules.move_range
         steps = path[:mr]
         start = (p.x, p.y)
@@ -197,7 +197,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         else:
             text = (f"Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
                     f"{len(path) - len(steps)} tiles of path left. Call move_character(x={x}, y={y}) again to continue.")
-        return ToolResult(ok=True, text=text, effects=Effects(move=move, target=f"{x},{y}"))
+        return engine_result(text, effects=engine_effects(move=move, target=f"{x},{y}"))
 
     def send_chat_message(self, agent_id: str, message: str, global_: bool = False) -> ToolResult:
         p = self._actor(agent_id)
@@ -224,37 +224,37 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             near = self._nearest_portal_end(p.x, p.y, same_area=False)
             hint = (f" The nearest is {near.portal.name} ({near.id}) at ({near.x},{near.y}), "
                     f"{_dist(p.x, p.y, near.x, near.y)} tiles away: move_character(x={near.x}, y={near.y}) first.") if near else ""
-            return ToolResult.fail("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
+            return engine_failure("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
         end = here[0]
         portal = end.portal
         if portal.requires_item and not self._has_item(p, portal.requires_item):
-            return ToolResult.fail("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
+            return engine_failure("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
                                                     f"(it is kept, not used up).")
         for skill, lv in sorted(portal.requires_level.items()):
             if p.levels[skill] < lv:
-                return ToolResult.fail("level_too_low", f"{portal.name} needs {skill} {lv}; you have {p.levels[skill]}.")
+                return engine_failure("level_too_low", f"{portal.name} needs {skill} {lv}; you have {p.levels[skill]}.")
         dest = (end.to_x, end.to_y) if self.map.walkable(end.to_x, end.to_y) else self.map.nearest_walkable(end.to_x, end.to_y, 30)
         if dest is None:
-            return ToolResult.fail("blocked", f"{portal.name} leads nowhere walkable (map data problem); try another portal.")
+            return engine_failure("blocked", f"{portal.name} leads nowhere walkable (map data problem); try another portal.")
         start = (p.x, p.y)
         p.x, p.y = dest
-        eff = Effects(portal=portal.key, target=end.id,
+        eff = engine_effects(portal=portal.key, target=end.id,
                       move=Move(start=start, end=dest, path_length=0, reached=True))
         where = self._place_name(p.x, p.y)
-        return ToolResult(ok=True, text=f"You used {portal.name} and arrived at ({p.x},{p.y})"
+        return engine_result(f"You used {portal.name} and arrived at ({p.x},{p.y})"
                                         + (f", {where}." if where else "."), effects=eff)
 
     def stop_action(self, agent_id: str) -> ToolResult:
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return ToolResult(ok=True, text="Nothing to stop (actions finish within your turn); your turn passes.")
+        return engine_result("Nothing to stop (actions finish within your turn); your turn passes.")
 
     def sleep(self, agent_id: str, seconds: int) -> ToolResult:
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return ToolResult(ok=True, text=f"You rest. HP {p.hp}/{self._max_hp(p)}; it regenerates "
+        return engine_result(f"You rest. HP {p.hp}/{self._max_hp(p)}; it regenerates "
                                         f"{self.rules.hp_regen_per_round} per round.")
 
     def complete(self, agent_id: str, response: str) -> ToolResult:
@@ -263,8 +263,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return p
         p.active = False
         p.left_reason = "completed"
-        return ToolResult(ok=True, text="You declared your part done and left the episode.",
-                          effects=Effects(completed=True))
+        return engine_result("You declared your part done and left the episode.",
+                          effects=engine_effects(completed=True))
 
     # -- equipment and food -------------------------------------------------------------------------
     def equip_item(self, agent_id: str, index: int | None = None, item_key: str | None = None) -> ToolResult:
@@ -274,7 +274,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         inv = p.inv
         if index is not None:
             if not isinstance(index, int) or not 0 <= index < inv.size or inv.slots[index] is None:
-                return ToolResult.fail("missing_items", f"Inventory slot {index} is empty or does not exist. "
+                return engine_failure("missing_items", f"Inventory slot {index} is empty or does not exist. "
                                                         f"Your inventory: {self._inv_summary(p)}.")
             slot_i = index
         else:
@@ -282,11 +282,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             slot_i = inv.first_slot(key)
             if slot_i is None:
                 if key not in self.items:
-                    return ToolResult.fail("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}. "
+                    return engine_failure("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}. "
                                                              f"Your inventory: {self._inv_summary(p)}.")
                 if any(e[0] == key for e in p.equipment.values()):
-                    return ToolResult.fail("invalid", f"{key} is already equipped.")
-                return ToolResult.fail("missing_items", f"You have no {key}. Your inventory: {self._inv_summary(p)}.")
+                    return engine_failure("invalid", f"{key} is already equipped.")
+                return engine_failure("missing_items", f"You have no {key}. Your inventory: {self._inv_summary(p)}.")
         key, count = inv.slots[slot_i]
         item = self.items[key]
         if item.heal > 0:
@@ -295,35 +295,35 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             cook = next((r for r in self.data.recipes if key in r.inputs and r.skill == "cooking"), None)
             hint = (f" Cook it first: craft_item(skill='Cooking', itemKey='{next(iter(cook.outputs))}')"
                     + (f" near {_a(cook.station)}" if cook.station else "") + ".") if cook else ""
-            return ToolResult.fail("invalid", f"{item.name} ({key}) restores no HP as it is.{hint}")
+            return engine_failure("invalid", f"{item.name} ({key}) restores no HP as it is.{hint}")
         if item.slot is None:
-            return ToolResult.fail("invalid", f"{item.name} ({key}) is a {item.kind}: it cannot be equipped or eaten.")
+            return engine_failure("invalid", f"{item.name} ({key}) is a {item.kind}: it cannot be equipped or eaten.")
         for skill, lv in sorted(item.requirements.items()):
             if p.levels[skill] < lv:
-                return ToolResult.fail("level_too_low", f"{item.name} needs {skill} {lv} to equip; you have {p.levels[skill]}.")
+                return engine_failure("level_too_low", f"{item.name} needs {skill} {lv} to equip; you have {p.levels[skill]}.")
         take = count if item.stackable else 1
         inv.take_slot(slot_i, take)
         prev = p.equipment.get(item.slot)
         if prev is not None and prev[0] == key and item.stackable:  # more of the same ammo: top up the stack
             prev[1] += take
-            return ToolResult(ok=True, text=f"Added {take} {item.name} to your {item.slot} slot (now {prev[1]}).",
-                              effects=Effects(equipped=Equip(item=key, slot=item.slot), target=key))
+            return engine_result(f"Added {take} {item.name} to your {item.slot} slot (now {prev[1]}).",
+                              effects=engine_effects(equipped=Equip(item=key, slot=item.slot), target=key))
         if prev is not None and inv.add(prev[0], prev[1]) < prev[1]:
             inv.add(key, take)  # undo: there was room for it a moment ago
-            return ToolResult.fail("inventory_full", f"No room to take off your {prev[0]}; free a slot first.")
+            return engine_failure("inventory_full", f"No room to take off your {prev[0]}; free a slot first.")
         p.equipment[item.slot] = [key, take]
         swapped = f" ({prev[0]} went back to your inventory)" if prev else ""
-        return ToolResult(ok=True, text=f"Equipped {item.name} in your {item.slot} slot{swapped}.",
-                          effects=Effects(equipped=Equip(item=key, slot=item.slot, unequipped=prev[0] if prev else None),
+        return engine_result(f"Equipped {item.name} in your {item.slot} slot{swapped}.",
+                          effects=engine_effects(equipped=Equip(item=key, slot=item.slot, unequipped=prev[0] if prev else None),
                                           target=key))
 
     def _eat(self, p: Player, slot_i: int, item: ItemDef) -> ToolResult:
         before = p.hp
         p.inv.take_slot(slot_i, 1)
         p.hp = min(self._max_hp(p), p.hp + item.heal)
-        eff = Effects(lost=[ItemDelta(agent=p.agent_id, item=item.key, count=1, source="eat")],
+        eff = engine_effects(lost=[ItemDelta(agent=p.agent_id, item=item.key, count=1, source="eat")],
                       hp=[HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"eat:{item.key}")], target=item.key)
-        return ToolResult(ok=True, text=f"You ate {item.name}: HP {before} -> {p.hp}/{self._max_hp(p)}.", effects=eff)
+        return engine_result(f"You ate {item.name}: HP {before} -> {p.hp}/{self._max_hp(p)}.", effects=eff)
 
     # -- gathering --------------------------------------------------------------------------------
     def harvest_resource(self, agent_id: str, target_instance: str) -> ToolResult:
@@ -335,11 +335,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return self._unknown_target(p, target_instance, "resource", "harvest_resource")
         nt = node.type
         if node.respawn_at is not None:
-            return ToolResult.fail("depleted", f"{nt.name} {node.id} is depleted; it is back in "
+            return engine_failure("depleted", f"{nt.name} {node.id} is depleted; it is back in "
                                                f"{max(1, node.respawn_at - self.round)} round(s). Pick another {nt.kind}.")
         have = p.levels[nt.skill]
         if have < nt.level:
-            return ToolResult.fail("level_too_low", f"{nt.name} needs {nt.skill} {nt.level}; you have {have}. "
+            return engine_failure("level_too_low", f"{nt.name} needs {nt.skill} {nt.level}; you have {have}. "
                                                     f"Gather lower-level {nt.kind}s first.")
         bonus_chance = 0.0
         if nt.tool:
@@ -349,9 +349,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             bonus_chance = stats.tool_bonus_chance(tool.tool_tier)
         yield_items = [y.item for y in nt.yields]
         if yield_items and all(p.inv.room_for(i, 1) == 0 for i in yield_items):
-            return ToolResult.fail("inventory_full", f"Your inventory is full ({p.inv.size} slots); drop into a "
+            return engine_failure("inventory_full", f"Your inventory is full ({p.inv.size} slots); drop into a "
                                                      f"teammate's inventory with transfer_items or use items first.")
-        eff = Effects(target=node.id)
+        eff = engine_effects(target=node.id)
         walked = self._walk_near(p, node.x, node.y, REACH_ADJACENT, f"{nt.name} {node.id}", eff)
         if walked is not None:
             return walked
@@ -388,7 +388,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             parts.append(f"It is depleted, back in {node.respawn_at - self.round} round(s).")
         elif full:
             parts.append(f"Inventory full: stopped with {node.left} gather(s) left in it (overflow dropped on the ground).")
-        return ToolResult(ok=True, text=" ".join(s for s in parts if s), effects=eff)
+        return engine_result(" ".join(s for s in parts if s), effects=eff)
 
     def pickup_resource(self, agent_id: str, target_instance: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -399,8 +399,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return self._unknown_target(p, target_instance, "ground_item", "pickup_resource")
         room = p.inv.room_for(g.item, g.count)
         if room == 0:
-            return ToolResult.fail("inventory_full", f"No room for {g.item}: your inventory is full ({p.inv.size} slots).")
-        eff = Effects(target=g.id)
+            return engine_failure("inventory_full", f"No room for {g.item}: your inventory is full ({p.inv.size} slots).")
+        eff = engine_effects(target=g.id)
         walked = self._walk_near(p, g.x, g.y, 0, f"{g.item} ({g.id})", eff)
         if walked is not None:
             return walked
@@ -410,7 +410,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             del self.ground[g.id]
         eff.gained.append(ItemDelta(agent=p.agent_id, item=g.item, count=added, source=f"pickup:{g.id}"))
         rest = f" {g.count} left on the ground (inventory full)." if g.count > 0 else ""
-        return ToolResult(ok=True, text=f"Picked up {added} {g.item}.{rest}", effects=eff)
+        return engine_result(f"Picked up {added} {g.item}.{rest}", effects=eff)
 
     # -- combat -----------------------------------------------------------------------------------
     def attack_entity(self, agent_id: str, target_instance: str) -> ToolResult:
@@ -420,17 +420,17 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         mob = self.mobs.get(target_instance)
         if mob is None:
             if target_instance in self.players or target_instance in self.by_username:
-                return ToolResult.fail("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
+                return engine_failure("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
             return self._unknown_target(p, target_instance, "mob", "attack_entity")
         mt = mob.type
         if mob.respawn_at is not None:
-            return ToolResult.fail("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
+            return engine_failure("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
                                               f"{max(1, mob.respawn_at - self.round)} round(s).")
         weapon = self._equipped_item(p, "weapon")
         style = weapon.attack_style if weapon and weapon.attack_style else "melee"
         if style == "ranged" and self._ammo_source(p) is None:
-            return ToolResult.fail("missing_items", f"Your {weapon.name} needs ammunition: equip arrows (ammo) or carry them.")
-        eff = Effects(target=mob.id)
+            return engine_failure("missing_items", f"Your {weapon.name} needs ammunition: equip arrows (ammo) or carry them.")
+        eff = engine_effects(target=mob.id)
         walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff)
         if walked is not None:
             return walked
@@ -443,7 +443,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return p
         skill = (skill or "").strip().lower()
         if skill not in PRODUCTION_SKILLS:
-            return ToolResult.fail("bad_args", f"skill must be one of {', '.join(s.capitalize() for s in PRODUCTION_SKILLS)}; got {skill!r}.")
+            return engine_failure("bad_args", f"skill must be one of {', '.join(s.capitalize() for s in PRODUCTION_SKILLS)}; got {skill!r}.")
         key = (item_key or "").strip()
         count = max(1, int(count)) if isinstance(count, int) else 1
         candidates = list(self.recipes_by_output.get((skill, key), []))
@@ -462,23 +462,23 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _recipe_problem(self, p: Player, recipe: RecipeDef, skill: str) -> ToolResult | None:
         """Why ``p`` cannot make one ``recipe`` here and now (None: it can)."""
         if p.levels[skill] < recipe.level:
-            return ToolResult.fail("level_too_low", f"{recipe.key} needs {skill} {recipe.level}; you have {p.levels[skill]}.")
+            return engine_failure("level_too_low", f"{recipe.key} needs {skill} {recipe.level}; you have {p.levels[skill]}.")
         if recipe.station:
             st = self._nearest_station(p, recipe.station)
             if st is None or _dist(p.x, p.y, st.x, st.y) > self.rules.station_range:
                 where = (f" The nearest {recipe.station} is at ({st.x},{st.y})"
                          + (f" ({self._landmark_name(st.landmark)})" if getattr(st, "landmark", None) else "")
                          + f", {_dist(p.x, p.y, st.x, st.y)} tiles away.") if st else f" There is no {recipe.station} in this world."
-                return ToolResult.fail("no_station", f"{recipe.key} must be made within {self.rules.station_range} tiles "
+                return engine_failure("no_station", f"{recipe.key} must be made within {self.rules.station_range} tiles "
                                                      f"of {_a(recipe.station)}.{where}")
         if recipe.tool and not self._tool_items(p, recipe.tool):
-            return ToolResult.fail("missing_tool", f"{recipe.key} needs {_a(recipe.tool)} in your inventory or equipped"
+            return engine_failure("missing_tool", f"{recipe.key} needs {_a(recipe.tool)} in your inventory or equipped"
                                                    f"{self._tool_example(recipe.tool)}.")
         possible = min(p.inv.count(i) // n for i, n in recipe.inputs.items()) if recipe.inputs else 1
         if possible == 0:
             missing = ", ".join(f"{n} {i} (you have {p.inv.count(i)})" for i, n in recipe.inputs.items() if p.inv.count(i) < n)
             need = ", ".join(f"{n} {i}" for i, n in recipe.inputs.items())
-            return ToolResult.fail("missing_items", f"Missing for one {recipe.key}: {missing}. One craft uses {need}.")
+            return engine_failure("missing_items", f"Missing for one {recipe.key}: {missing}. One craft uses {need}.")
         return None
 
     def _craft(self, p: Player, recipe: RecipeDef, skill: str, count: int) -> ToolResult:
@@ -495,9 +495,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 p.inv.add(i, n)
             made += 1
         if made == 0:
-            return ToolResult.fail("inventory_full", f"No room for the {recipe.key} output; free an inventory slot first.")
+            return engine_failure("inventory_full", f"No room for the {recipe.key} output; free an inventory slot first.")
         src = f"craft:{recipe.key}"
-        eff = Effects(target=recipe.key)
+        eff = engine_effects(target=recipe.key)
         for i, n in recipe.inputs.items():
             eff.lost.append(ItemDelta(agent=p.agent_id, item=i, count=n * made, source=src))
         for i, n in recipe.outputs.items():
@@ -509,22 +509,22 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         why = ""
         if made < count:
             why = " (materials ran out)" if made == possible else " (inventory full)"
-        return ToolResult(ok=True, text=f"Made {outs} ({made} of {count} requested{why}). {self._xp_text(eff)}".strip(),
+        return engine_result(f"Made {outs} ({made} of {count} requested{why}). {self._xp_text(eff)}".strip(),
                           effects=eff)
 
     def _unknown_recipe(self, p: Player, skill: str, key: str) -> ToolResult:
         other = sorted(s for (s, out) in self.recipes_by_output if out == key and s != skill)
         if other:
-            return ToolResult.fail("unknown_target", f"{key} is made with {other[0].capitalize()}, not {skill.capitalize()}: "
+            return engine_failure("unknown_target", f"{key} is made with {other[0].capitalize()}, not {skill.capitalize()}: "
                                                      f"craft_item(skill='{other[0].capitalize()}', itemKey='{key}').")
         outputs = sorted({out for (s, out) in self.recipes_by_output if s == skill})
         close = difflib.get_close_matches(key, outputs, n=5, cutoff=0.5)
         if close:
-            return ToolResult.fail("unknown_target", f"No {skill} recipe makes {key!r}. Did you mean: {', '.join(close)}?")
+            return engine_failure("unknown_target", f"No {skill} recipe makes {key!r}. Did you mean: {', '.join(close)}?")
         mine = sorted((rs[0].level, out) for (s, out), rs in self.recipes_by_output.items()
                       if s == skill and rs[0].level <= p.levels[skill])
         listed = ", ".join(out for _, out in mine[:12]) or "none at your level"
-        return ToolResult.fail("unknown_target", f"No {skill} recipe makes {key!r}. {skill.capitalize()} recipes at your "
+        return engine_failure("unknown_target", f"No {skill} recipe makes {key!r}. {skill.capitalize()} recipes at your "
                                                  f"level {p.levels[skill]}: {listed}.")
 
     # -- trading ----------------------------------------------------------------------------------
@@ -539,42 +539,42 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             tid = low.get(name.lower())
         if tid is None:
             names = ", ".join(q.username for q in sorted(self.players.values(), key=lambda q: q.order) if q is not p)
-            return ToolResult.fail("unknown_target", f"No player {name!r}. Teammates: {names or 'none'} (use the username).")
+            return engine_failure("unknown_target", f"No player {name!r}. Teammates: {names or 'none'} (use the username).")
         q = self.players[tid]
         if q is p:
-            return ToolResult.fail("invalid", "You cannot give items to yourself.")
+            return engine_failure("invalid", "You cannot give items to yourself.")
         if not (q.active and q.alive):
-            return ToolResult.fail("invalid", f"{q.username} is no longer in the game.")
+            return engine_failure("invalid", f"{q.username} is no longer in the game.")
         key = (item_key or "").strip()
         if key not in self.items:
-            return ToolResult.fail("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}.")
+            return engine_failure("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}.")
         if not isinstance(count, int) or count < 1:
-            return ToolResult.fail("bad_args", "count must be at least 1.")
+            return engine_failure("bad_args", "count must be at least 1.")
         have = p.inv.count(key)
         if have < count:
             worn = " (equipped items cannot be given)" if any(e[0] == key for e in p.equipment.values()) else ""
-            return ToolResult.fail("missing_items", f"You have {have} {key}, not {count}{worn}. Give at most {have}." if have
+            return engine_failure("missing_items", f"You have {have} {key}, not {count}{worn}. Give at most {have}." if have
                                    else f"You have no {key} in your inventory{worn}.")
         d = _dist(p.x, p.y, q.x, q.y)
         if d > self.rules.transfer_range:
             need = self.rules.transfer_range
             if d <= self.rules.view_radius:  # in view: the observation lists where they stand anyway
-                return ToolResult.fail("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers "
+                return engine_failure("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers "
                                                        f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
             # out of view: the text must not tell the sender what only the teammate can know (the blackbox)
-            return ToolResult.fail("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
+            return engine_failure("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
                                                    f"transfers need {need} or less: meet up first (ask over chat).")
         if q.inv.room_for(key, count) < count:
-            return ToolResult.fail("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
+            return engine_failure("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
         p.inv.remove(key, count)
         q.inv.add(key, count)
         src = f"transfer:{p.agent_id}"
-        eff = Effects(target=q.username,
+        eff = engine_effects(target=q.username,
                       transfers=[Transfer(from_agent=p.agent_id, to_agent=q.agent_id, item=key, count=count)],
                       lost=[ItemDelta(agent=p.agent_id, item=key, count=count, source=src)],
                       gained=[ItemDelta(agent=q.agent_id, item=key, count=count, source=src)])
         q.notes.append(f"{p.username} gave you {count} {key} in round {self.round}.")
-        return ToolResult(ok=True, text=f"Gave {count} {key} to {q.username}.", effects=eff)
+        return engine_result(f"Gave {count} {key} to {q.username}.", effects=eff)
 
     # =============================================================================================
     # reading
@@ -668,7 +668,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     # =============================================================================================
     def end_round(self, round: int) -> TickReport:
         r = self.rules
-        eff = Effects()
+        eff = engine_effects()
         lines: list[str] = []
         players = list(self.players.values())  # join order: the dict is filled in that order
         if r.aggro and self.max_aggro > 0:
@@ -723,11 +723,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _actor(self, agent_id: str) -> Player | ToolResult:
         p = self.players.get(agent_id)
         if p is None:
-            return ToolResult.fail("invalid", f"Unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}.")
+            return engine_failure("invalid", f"Unknown agent {agent_id!r}; known: {', '.join(self.players) or 'none'}.")
         if not p.alive:
-            return ToolResult.fail("dead", "You are dead and cannot act any more.")
+            return engine_failure("dead", "You are dead and cannot act any more.")
         if not p.active:
-            return ToolResult.fail("not_active", f"You have left the episode ({p.left_reason or 'inactive'}) and cannot act.")
+            return engine_failure("not_active", f"You have left the episode ({p.left_reason or 'inactive'}) and cannot act.")
         return p
 
     def _in_play_lists(self) -> tuple[list[Player], list[str], list[str], dict[str, int]]:
@@ -776,8 +776,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         who = ", ".join(names) or "nobody"
         if scope == "local" and not recipients:
             who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"
-        eff = Effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))
-        return ToolResult(ok=True, text=f"Message delivered to {who}.", effects=eff)
+        eff = engine_effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))
+        return engine_result(f"Message delivered to {who}.", effects=eff)
 
     @staticmethod
     def _post(q: Player, msg: ChatMessage) -> None:
@@ -840,14 +840,14 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return None
         ir = self.rules.interact_range
         if not reachable(self.map, (p.x, p.y), (tx, ty), reach):
-            return ToolResult.fail("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
+            return engine_failure("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
                                               f"(separate area: use a portal).")
         if d - reach > ir:
-            return ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
+            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
                                                    f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
         path = route(self.map, (p.x, p.y), (tx, ty), reach, max_len=ir)
         if path is None:
-            return ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
+            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
                                                    f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
         p.x, p.y = path[-1]
@@ -856,15 +856,15 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
 
     def _unknown_target(self, p: Player, target: str, wanted: str, tool: str) -> ToolResult:
         if wanted != "resource" and target in self.nodes:
-            return ToolResult.fail("invalid", f"{target} is a resource node: use harvest_resource(targetInstance='{target}').")
+            return engine_failure("invalid", f"{target} is a resource node: use harvest_resource(targetInstance='{target}').")
         if wanted != "mob" and target in self.mobs:
-            return ToolResult.fail("invalid", f"{target} is a mob: use attack_entity(targetInstance='{target}').")
+            return engine_failure("invalid", f"{target} is a mob: use attack_entity(targetInstance='{target}').")
         if wanted != "ground_item" and target in self.ground:
-            return ToolResult.fail("invalid", f"{target} is an item on the ground: use pickup_resource(targetInstance='{target}').")
+            return engine_failure("invalid", f"{target} is an item on the ground: use pickup_resource(targetInstance='{target}').")
         example = {"resource": "oak_tree#12", "mob": "goblin#3", "ground_item": "ground#4"}[wanted]
         near = [e.id for e in self._nearby_of_kind(p, wanted)][:5]
         seen = f" Nearby now: {', '.join(near)}." if near else f" Nothing of that kind is within {self.rules.view_radius} tiles."
-        return ToolResult.fail("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
+        return engine_failure("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
                                                  f"from the Nearby list of your observation (for example '{example}').{seen}")
 
     def _nearby_of_kind(self, p: Player, kind: str) -> list[Any]:
@@ -933,13 +933,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def _usable_tool(self, p: Player, tool_type: str) -> ItemDef | ToolResult:
         tools = self._tool_items(p, tool_type)
         if not tools:
-            return ToolResult.fail("missing_tool", f"You need {_a(tool_type)} in your inventory or equipped"
+            return engine_failure("missing_tool", f"You need {_a(tool_type)} in your inventory or equipped"
                                                    f"{self._tool_example(tool_type)}.")
         usable = [t for t in tools if all(p.levels[s] >= lv for s, lv in t.requirements.items())]
         if not usable:
             t = tools[0]
             need = ", ".join(f"{s} {lv}" for s, lv in sorted(t.requirements.items()))
-            return ToolResult.fail("level_too_low", f"Your {t.name} needs {need} to use.")
+            return engine_failure("level_too_low", f"Your {t.name} needs {need} to use.")
         return max(usable, key=lambda t: (t.tool_tier, t.key))
 
     def _tool_example(self, tool_type: str) -> str:
