@@ -1,6 +1,7 @@
 """The on-disk cache of validated tasks: the same task as parsing and validating it, never a stale one, never a
 bad one, and nothing cached while a plugin registered by hand could change what validation means."""
 
+import os
 import shutil
 import threading
 
@@ -39,7 +40,7 @@ def no_parsing(monkeypatch):
 
 def test_a_validated_task_is_kept_and_read_back_equal_without_parsing(cache, task_file, monkeypatch):
     first = task_mod.load_task(task_file)
-    assert len(list(cache.glob("task-*.pickle"))) == 1
+    assert len(list(cache.glob("code-*/task-*.pickle"))) == 1
     no_parsing(monkeypatch)
     again = task_mod.load_task(task_file)
     assert again == first and again.raw == first.raw and again.path == str(task_file)
@@ -61,7 +62,7 @@ def test_an_edited_file_is_parsed_and_validated_again(cache, task_file):
     task_file.write_text(text.replace("max_action_steps: ", "max_action_steps: 1", 1), encoding="utf-8")
     edited = task_mod.load_task(task_file)
     assert edited.max_action_steps == int("1" + text.split("max_action_steps: ")[1].split()[0])
-    assert len(list(cache.glob("task-*.pickle"))) == 2
+    assert len(list(cache.glob("code-*/task-*.pickle"))) == 2
 
 
 def test_a_bad_edit_is_refused_as_without_the_cache(cache, task_file, monkeypatch):
@@ -75,7 +76,7 @@ def test_a_bad_edit_is_refused_as_without_the_cache(cache, task_file, monkeypatc
         task_mod.load_task(task_file)
     assert str(cached_run.value) == str(uncached_run.value)
     assert str(task_file) in str(cached_run.value) and "usernme" in str(cached_run.value)
-    assert len(list(cache.glob("task-*.pickle"))) == 1  # only the good version
+    assert len(list(cache.glob("code-*/task-*.pickle"))) == 1  # only the good version
 
 
 def test_the_key_covers_the_path_the_world_and_the_code(cache, task_file, monkeypatch):
@@ -114,14 +115,14 @@ def test_a_plugin_registered_by_hand_turns_the_cache_off(cache, task_file):
     try:
         assert taskcache.entry_for(str(task_file), task_file.read_bytes()) is None
         task_mod.load_task(task_file)
-        assert not list(cache.glob("task-*.pickle"))
+        assert not list(cache.glob("code-*/task-*.pickle"))
     finally:
         plugins.unregister_plugin("extra-by-hand")
 
 
 def test_a_damaged_entry_is_a_miss_and_rewritten(cache, task_file):
     good = task_mod.load_task(task_file)
-    (entry,) = cache.glob("task-*.pickle")
+    (entry,) = cache.glob("code-*/task-*.pickle")
     entry.write_bytes(entry.read_bytes()[:100])
     assert task_mod.load_task(task_file) == good
     assert taskcache.load(entry) == good
@@ -137,12 +138,12 @@ def test_off_switches_and_explicit_worlds_keep_nothing(cache, task_file, monkeyp
     monkeypatch.setenv("AGENTWORLD_TASK_CACHE", "1")
     monkeypatch.setenv("AGENTWORLD_WORLD_CACHE", "0")
     task_mod.load_task(task_file)
-    assert not cache.exists() or not list(cache.glob("task-*.pickle"))
+    assert not cache.exists() or not list(cache.glob("code-*/task-*.pickle"))
 
 
 def test_concurrent_loads_all_get_the_whole_task(cache, task_file):
     expected = task_mod.load_task(task_file)
-    for entry in cache.glob("task-*.pickle"):
+    for entry in cache.glob("code-*/task-*.pickle"):
         entry.unlink()
     got, errors = [], []
 
@@ -159,4 +160,16 @@ def test_concurrent_loads_all_get_the_whole_task(cache, task_file):
     for t in threads:
         t.join()
     assert not errors and len(got) == 20 and all(t == expected for t in got)
-    assert len(list(cache.glob("task-*.pickle"))) == 1 and not list(cache.glob("*.tmp"))
+    assert len(list(cache.glob("code-*/task-*.pickle"))) == 1 and not list(cache.glob("code-*/*.tmp"))
+
+
+def test_only_the_latest_versions_of_the_code_keep_their_entries(cache, task_file, monkeypatch):
+    """Every edit of agentworld's code is a new version of the key: old versions' folders go, the newest stay."""
+    versions = []
+    for i in range(taskcache.KEEP_VERSIONS + 2):
+        monkeypatch.setattr(taskcache, "_code_digest", f"{i:016d}" * 4)
+        task_mod.load_task(task_file)
+        versions.append(cache / f"code-{i:016d}")
+        assert list(versions[-1].glob("task-*.pickle"))
+        os.utime(versions[-1], (1000 + i, 1000 + i))  # written in this order, whatever the clock's resolution
+    assert sorted(cache.glob("code-*")) == versions[-taskcache.KEEP_VERSIONS:]

@@ -3,7 +3,8 @@
 Loading a task (``task.load_task``) reads the YAML, checks its structure and then checks it against the world
 (items, tiles, verifier checks, the reference solution): about a tenth of a short run's start-up, the same
 every time for the same file. A task that passed is kept as a pickle next to the built worlds
-(``buildcache.cache_dir()``, in ``tasks/``), under a key of everything its validation read:
+(``buildcache.cache_dir()``, in ``tasks/code-<version of the code>/``; the eight most recent versions are
+kept), under a key of everything its validation read:
 
 - the file's bytes and the path it was loaded by (the task records that path; its id may come from it);
 - the default world's cache key (its pinned hashes, every pack file, the world-building code, libraries);
@@ -129,7 +130,7 @@ def entry_for(file: str, data: bytes) -> Path | None:
     h.update(f"world {buildcache.world_key(DATA_DIR, True)}\n".encode())
     h.update(f"code {code_digest()}\n".encode())
     h.update(plugin_part.encode())
-    return root / f"task-{h.hexdigest()[:32]}.pickle"
+    return root / f"code-{code_digest()[:16]}" / f"task-{h.hexdigest()[:32]}.pickle"
 
 
 def load(entry: Path) -> Any | None:
@@ -142,5 +143,28 @@ def load(entry: Path) -> Any | None:
 
 
 def store(entry: Path, task: Any) -> None:
-    """Keep ``task`` at ``entry`` (atomically; an unwritable cache keeps nothing)."""
+    """Keep ``task`` at ``entry`` (atomically; an unwritable cache keeps nothing). A new version of the code
+    (a developer's every edit) starts a new folder; only the KEEP_VERSIONS most recently written are kept."""
+    new_version = not entry.parent.exists()
     buildcache.store(entry, task, prune="task-*.pickle")
+    if new_version:
+        _prune_versions(entry.parent.parent)
+
+
+KEEP_VERSIONS = 8  # checkouts of different versions sharing one cache keep theirs
+
+
+def _prune_versions(root: Path) -> None:
+    import shutil
+
+    try:
+        folders = sorted(root.glob("code-*"), key=lambda d: d.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for old in folders[KEEP_VERSIONS:]:
+        shutil.rmtree(old, ignore_errors=True)  # a run still writing there just fails to keep its entry
+    for flat in root.glob("task-*.pickle"):  # the first layout, one folder for every version
+        try:
+            flat.unlink()
+        except OSError:
+            pass
