@@ -288,6 +288,7 @@ class EpisodeMcpServer:
         for s in self.seats:  # every seat holds a token on the server; only external ones are published
             if not s.token:
                 s.token = new_token()
+        self._seat_of: dict[str | None, Seat] = {s.agent_id: s for s in self.seats}
         self._tokens = {s.token: s.agent_id for s in self.seats}
         self.connected: set[str] = set()
         self._connected_changed = asyncio.Event()
@@ -377,9 +378,9 @@ class EpisodeMcpServer:
 
     # -- seats -----------------------------------------------------------------------------------
     def seat(self, agent_id: str | None) -> Seat:
-        for s in self.seats:
-            if s.agent_id == agent_id:
-                return s
+        found = self._seat_of.get(agent_id)  # asked twice per call: not a scan of every seat
+        if found is not None:
+            return found
         raise KeyError(f"no seat {agent_id!r}; seats: {', '.join(s.agent_id for s in self.seats)}")
 
     def token(self, agent_id: str) -> str:

@@ -372,10 +372,10 @@ class TurnTracker:
 
     # -- reading ---------------------------------------------------------------------------------
     def username(self, agent_id: str) -> str:
-        for a in getattr(self.episode.task, "agents", []) or []:
-            if a.agent_id == agent_id:
-                return a.username
-        return agent_id
+        names = self.__dict__.get("_usernames")
+        if names is None:  # every result names whose turn it is: not a scan of the task's agents each time
+            names = self._usernames = {a.agent_id: a.username for a in getattr(self.episode.task, "agents", []) or []}
+        return names.get(agent_id, agent_id)
 
     def whose_turn(self) -> dict[str, Any]:
         cur = self.current

@@ -98,10 +98,14 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
                 self.mcp_session_id and headers.get(MCP_SESSION_ID_HEADER) != self.mcp_session_id) or (
                 headers.get(MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION) not in SUPPORTED_PROTOCOL_VERSIONS):
             return None
-        try:  # the body is cached on the request: the SDK's path reads the same bytes
-            message = JSONRPCMessage.model_validate_json(await request.body())
+        body = await request.body()  # cached on the request: the SDK's path reads the same bytes
+        try:  # a request, as nearly every POST is, without trying the message union member by member
+            message = JSONRPCMessage(JSONRPCRequest.model_validate_json(body))
         except ValidationError:
-            return None
+            try:
+                message = JSONRPCMessage.model_validate_json(body)
+            except ValidationError:
+                return None
         root = message.root
         return message if isinstance(root, JSONRPCRequest) and root.method != "initialize" else None
 
@@ -173,11 +177,10 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
         if self.direct is None or not self._initialized or root.method != "tools/call" or \
                 types.CallToolRequest not in self.direct.request_handlers:
             return None
-        try:
-            request = types.ClientRequest.model_validate(root.model_dump(by_alias=True, mode="json", exclude_none=True))
+        try:  # the method is known: not the union of every client request (0.13 ms), as the SDK's session does
+            return types.CallToolRequest.model_validate({"method": root.method, "params": root.params})
         except ValidationError:
             return None  # the SDK's session answers it (invalid params)
-        return request.root if isinstance(request.root, types.CallToolRequest) else None
 
     def _call_directly(self, call: types.CallToolRequest, root: JSONRPCRequest, http: Request, to_request: Any) -> None:
         if self._direct_calls is None:
