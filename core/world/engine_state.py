@@ -19,7 +19,7 @@ def manhattan(ax: int, ay: int, bx: int, by: int) -> int:
     return abs(ax - bx) + abs(ay - by)
 
 
-@dataclass
+@dataclass(slots=True)
 class Player:
     agent_id: str
     username: str
@@ -55,11 +55,11 @@ class Player:
     def __setattr__(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
         if name in ("x", "y", "cells"):
-            cells = self.__dict__.get("cells")
-            if cells is not None and "y" in self.__dict__:
+            cells = getattr(self, "cells", None)  # not set yet while the dataclass __init__ runs
+            if cells is not None:
                 cells.put(self.agent_id, self)
         elif name in ("alive", "active"):
-            roster = self.__dict__.get("roster")
+            roster = getattr(self, "roster", None)
             if roster is not None:
                 roster.version += 1
 
@@ -74,7 +74,7 @@ class Roster:
         self.version = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeState:
     id: str
     type: NodeTypeDef
@@ -84,7 +84,7 @@ class NodeState:
     respawn_at: int | None = None  # round from which it is available again (None: available)
 
 
-@dataclass
+@dataclass(slots=True)
 class MobState:
     id: str
     type: MobTypeDef
@@ -94,7 +94,7 @@ class MobState:
     respawn_at: int | None = None  # None: alive
 
 
-@dataclass
+@dataclass(slots=True)
 class GroundItem:
     id: str
     item: str
