@@ -276,6 +276,11 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path: Path, s
     assert f"{first_turn.status.hp}/{first_turn.status.max_hp}" in row
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _signal_masks(pid: int) -> str:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -290,7 +295,12 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path,
     trials = 8
     cmd = [AGENTWORLD, "run", "--framework", "random", "--trials", str(trials), "--concurrency", "1", "--no-progress",
            "--out", str(run)] + [x for t in small_tasks for x in ("--task", t)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The CLI is started as a terminal would start it, with Ctrl-C at its default. A child inherits ignored
+    # signals, and a full suite on a loaded machine once started it with SIGINT and SIGQUIT ignored (glibc's
+    # system() ignores both while it waits, process-wide): a process started so keeps ignoring Ctrl-C, as a
+    # background job must, and ran to its end.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_default_interrupt)
     deadline = time.monotonic() + 60
     while _sessions(run) == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
