@@ -110,3 +110,26 @@ def test_broadcast_chat_reaches_exactly_whom_it_says_as_mailboxes_would():
             q = w.players[rng.choice(list(w.players))]
             q.alive = not q.alive
     assert w._broadcast_base > 0  # the log was cut back along the way
+
+
+def test_the_player_index_follows_every_way_a_player_moves():
+    """Walks (Player.place), a test setting x or y directly, and a death's respawn: the index finds each player
+    on its tile and nowhere else, so observations and local chat see where players really are."""
+    import random
+
+    w = make_world(players=[spec(f"a{i}", f"u{i}", 18 + i % 4, 22 + i // 4) for i in range(8)], rules={"death": "respawn"})
+    rng = random.Random(3)
+    for step in range(300):
+        a = rng.choice(list(w.players))
+        p = w.players[a]
+        roll = rng.random()
+        if roll < 0.6:
+            w.move_character(a, p.x + rng.randint(-6, 6), p.y + rng.randint(-6, 6))
+        elif roll < 0.8:
+            p.x += rng.choice([-1, 1]) if w.map.walkable(p.x + 1, p.y) and w.map.walkable(p.x - 1, p.y) else 0
+        else:
+            p.place(*p.spawn)
+        for q in w.players.values():
+            here = [t for _, t in w._player_cells.near(q.x, q.y, 0)]
+            assert q in here, (step, q.agent_id)
+            assert sum(t is q for _, t in w._player_cells.near(q.x, q.y, 40)) == 1, (step, q.agent_id)

@@ -131,7 +131,7 @@ class CombatMixin:
         for item, n in p.inv.clear():
             eff.lost.append(ItemDelta(agent=p.agent_id, item=item, count=n, source="death"))
             self._drop(item, n, *where)
-        p.x, p.y = p.spawn
+        p.place(*p.spawn)
         p.hp = self._max_hp(p)
         eff.hp.append(HpChange(agent=p.agent_id, before=0, after=p.hp, cause="respawn"))
         p.notes.append(f"You died ({cause}) in round {self.round}; your inventory lies on the ground at {where}.")

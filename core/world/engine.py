@@ -188,7 +188,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         mr = self.rules.move_range
         steps = path[:mr]
         start = (p.x, p.y)
-        p.x, p.y = steps[-1]
+        p.place(*steps[-1])
         p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
         reached = len(path) <= mr
         move = Move(start=start, end=(p.x, p.y), path_length=len(steps), reached=reached)
@@ -237,7 +237,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if dest is None:
             return engine_failure("blocked", f"{portal.name} leads nowhere walkable (map data problem); try another portal.")
         start = (p.x, p.y)
-        p.x, p.y = dest
+        p.place(*dest)
         eff = engine_effects(portal=portal.key, target=end.id,
                       move=Move(start=start, end=dest, path_length=0, reached=True))
         where = self._place_name(p.x, p.y)
@@ -850,7 +850,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
                                                    f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
-        p.x, p.y = path[-1]
+        p.place(*path[-1])
         eff.move = Move(start=start, end=(p.x, p.y), path_length=len(path), reached=True)
         return None
 

@@ -52,6 +52,14 @@ class Player:
     # the engine's roster, told about every change of alive or active (however it is made)
     roster: "Roster | None" = field(default=None, repr=False, compare=False)
 
+    def place(self, x: int, y: int) -> None:
+        """Stand on (x, y): both coordinates, then the index told once (setting x and y in turn tells it twice,
+        the first time with a tile half old and half new)."""
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        if self.cells is not None:
+            self.cells.put(self.agent_id, self)
+
     def __setattr__(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
         if name in ("x", "y", "cells"):

@@ -11,6 +11,8 @@ from typing import Callable
 
 
 class Inventory:
+    __slots__ = ("size", "slots", "_stackable")
+
     def __init__(self, size: int, stackable: Callable[[str], bool]):
         self.size = size
         self.slots: list[list | None] = [None] * size  # each slot: [item_key, count]
