@@ -82,3 +82,24 @@ def test_manifest_versions_read_from_metadata_headers_equal_importlib_metadata()
     for dist in list(metadata.distributions())[:50]:
         assert installed_version(dist) == dist.version
     assert set(got) <= set(KEY_PACKAGES)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="elsewhere platform_name is platform.platform()")
+def test_platform_name_is_platform_platform_without_its_subprocess(monkeypatch: pytest.MonkeyPatch):
+    """The manifest's platform string equals platform.platform()'s (here, where Linux leaves the processor
+    blank), and is made without spawning ``uname -p``."""
+    import platform
+    import subprocess
+
+    from agentworld.core.runs.runner import platform_name
+
+    expected = platform.platform()
+    if platform.uname().processor not in ("", platform.machine()):
+        pytest.skip("this Linux reports a processor, which platform_name leaves out")
+
+    def no_spawn(*args, **kwargs):
+        raise AssertionError(f"platform_name spawned {args}")
+
+    monkeypatch.setattr(subprocess, "Popen", no_spawn)
+    monkeypatch.setattr(subprocess, "check_output", no_spawn)
+    assert platform_name() == expected
