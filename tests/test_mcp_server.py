@@ -528,17 +528,24 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
     assert progress and progress[0].startswith("waiting for your turn: it is alice's turn (round 1)")
 
 
+async def _raw_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """Initialize an MCP session by hand (plain HTTP, the client's headers carry the seat's token): the
+    headers that name it on later requests."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    r = await http.post(url, json=init)
+    session = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+    return session
+
+
 async def test_a_call_whose_client_disconnected_never_runs(tmp_path):
     ep, _ = relay_episode(tmp_path, turn_timeout=1)
     accept = {"Accept": "application/json, text/event-stream"}
     async with EpisodeMcpServer(ep, turn_timeout=1) as server:
         headers = {**accept, "Authorization": f"Bearer {server.token('agent_1')}"}
         async with httpx.AsyncClient(headers=headers) as http:
-            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-            r = await http.post(server.url, json=init)
-            session = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-            await http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            session = await _raw_session(http, server.url)
             call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
                                                                        "count": 3}}}
@@ -560,11 +567,7 @@ async def test_a_call_the_client_cancelled_never_runs(tmp_path, stream_after):
     async with EpisodeMcpServer(ep, turn_timeout=1, stream_after=stream_after) as server:
         headers = {**accept, "Authorization": f"Bearer {server.token('agent_1')}"}
         async with httpx.AsyncClient(headers=headers, timeout=10) as http:
-            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-            r = await http.post(server.url, json=init)
-            session = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-            await http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            session = await _raw_session(http, server.url)
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                     "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
                                                                        "count": 3}}}

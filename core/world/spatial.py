@@ -221,14 +221,6 @@ class GroundItems(dict):
         self.seq.clear()
         self.cells.clear()
 
-    def _off_tile(self, key: Any, tile: int) -> None:
-        thing = self.buckets[self.where[key]][key]  # the buckets still hold it where it was
-        rest = tuple(t for t in self.tiles[tile] if t is not thing)
-        if rest:
-            self.tiles[tile] = rest
-        else:
-            del self.tiles[tile]
-
     def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
         """(distance, item) within ``radius``, in the order the items were dropped."""
         seq = self.seq
