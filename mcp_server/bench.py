@@ -2,7 +2,8 @@
 
 A generated task (every agent spawned round one village, no verifier, so every round is played). N MCP
 clients, each with its own session and bearer token, run in a separate process over streamable HTTP on
-loopback and call ``sleep`` once per round; each call waits for its agent's turn. The floor is the same
+loopback and call ``sleep`` once per round; each call waits for its agent's turn. Every figure is timed once every
+seat is in: the game's from when every seat's first call waits for its turn, as the floors'. The floor is the same
 episode with the calls made in process (a scripted team through the turn gate): the ratio is the share of
 the in-process rate that the MCP path keeps. Beside it: the server's CPU per call (its capacity if clients
 cost nothing) and two floors measured in the same run under the same client process, with the game
@@ -132,6 +133,7 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float, loop: str = "a
                 missing = await server.wait_connected(ep.agent_ids, 120)
                 if missing:
                     raise click.ClickException(f"{len(missing)} of {agents} MCP clients did not connect within 120 s")
+                await _first_calls_in(server, agents, proc, 120)
                 t0, cpu0 = time.perf_counter(), time.process_time()
                 await ep.run()
                 wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -141,6 +143,21 @@ async def over_mcp(agents: int, rounds: int, turn_timeout: float, loop: str = "a
     calls = _calls(ep)
     return {"calls": calls, "wall_s": wall, "calls_per_s": calls / wall, "client_rc": proc.returncode,
             **_server_cpu(cpu, calls), **client}
+
+
+async def _first_calls_in(server: Any, agents: int, proc: Any, timeout: float) -> None:
+    """Wait until every seat's first call waits for its turn, as the chain floor's clock starts when the first
+    turn opens once every seat has called: neither figure then counts the opening of the other sessions
+    (initialize, the client's notification and its SSE stream: about half a second for 100 seats) as play."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while len(server.tracker.waiting) < agents:
+        if proc.returncode is not None or loop.time() > deadline:
+            raise click.ClickException(f"{agents - len(server.tracker.waiting)} of {agents} MCP clients made no "
+                                       f"call within {timeout:g} s of connecting")
+        await asyncio.sleep(0.002)
 
 
 def _server_cpu(cpu_s: float, calls: int) -> dict[str, float]:
