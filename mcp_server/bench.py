@@ -225,7 +225,7 @@ class BareServer:
 
         from .guard import HttpLimits, guarded_protocol
         from .server import MCP_PATH, _InProcessUvicorn
-        from .transport import answer_when_ready
+        from .transport import answer_when_ready, mcp_path_first
 
         mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
 
@@ -236,7 +236,7 @@ class BareServer:
 
         answer_when_ready(mcp, self.stream_after)
         self._server = _InProcessUvicorn(uvicorn.Config(
-            mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on",
+            mcp_path_first(mcp), host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on",
             http=guarded_protocol(HttpLimits(), self.seats)))  # type: ignore[arg-type]
         self._task = asyncio.create_task(self._server.serve())
         while not self._server.started:

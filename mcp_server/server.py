@@ -32,7 +32,7 @@ from urllib.parse import parse_qs
 
 import uvicorn
 from mcp import types
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from starlette.requests import Request
@@ -44,7 +44,7 @@ from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS
 from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transport_security
 from .seats import Seat, make_seats, new_token
 from .tracker import Flag, TurnTracker
-from .transport import answer_when_ready
+from .transport import answer_when_ready, mcp_path_first
 
 MCP_PATH = "/mcp"
 MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
@@ -211,8 +211,11 @@ class GameMcp(FastMCP):
         return self.owner.tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        ctx = self.get_context()
-        req = self._request(ctx)
+        try:  # the request context itself: FastMCP's Context (a pydantic model) is built only to report progress
+            rc = self._mcp_server.request_context
+        except LookupError:
+            rc = None
+        req = rc.request if rc is not None and isinstance(rc.request, Request) else None
         agent = self.caller(req)
         if agent is None:
             return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
@@ -221,7 +224,7 @@ class GameMcp(FastMCP):
         async def progress(waited: float, message: str) -> None:
             # only sent when the request asked for progress (a progressToken in _meta); never fails the call
             with contextlib.suppress(Exception):
-                await ctx.report_progress(round(waited, 1), None, message)
+                await Context(request_context=rc, fastmcp=self).report_progress(round(waited, 1), None, message)
 
         return await self.owner.handle_call(agent, name, arguments, state.get("agentworld_arrived"),
                                             state.get("agentworld_gone"), progress,
@@ -326,7 +329,7 @@ class EpisodeMcpServer:
 
         # outermost first: seat auth (headers only, so strangers never get their bodies read), then the HTTP
         # guard (bodies within limits, malformed input refused 4xx), then the MCP SDK
-        app = self._auth = SeatAuth(HttpGuard(mcp.streamable_http_app(), self.limits), self._tokens,
+        app = self._auth = SeatAuth(HttpGuard(mcp_path_first(mcp), self.limits), self._tokens,
                                     on_connect=self._on_connect, max_sessions_per_seat=self.limits.max_sessions_per_seat,
                                     live_sessions=lambda: _live_sessions(mcp))
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only for a socket created
@@ -467,8 +470,9 @@ class EpisodeMcpServer:
         structured["turn"] = self.tracker.whose_turn()
         structured["episode"] = self.episode_state()
         structured["active"] = self.tracker.is_active(agent) and not self.tracker.finished
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structuredContent=structured, isError=not result.ok)
+        # built from values of the right types, so not validated again (a third of building it, per call)
+        return types.CallToolResult.model_construct(content=[types.TextContent.model_construct(type="text", text=text)],
+                                                    structuredContent=structured, isError=not result.ok)
 
     def episode_state(self) -> dict[str, Any]:
         """``{"over": False}`` while the episode runs; then its outcome (success, checkpoints, end reason)."""

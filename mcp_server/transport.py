@@ -43,6 +43,7 @@ from mcp.types import (
     DEFAULT_NEGOTIATED_VERSION, ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest,
     JSONRPCResponse)
 from pydantic import ValidationError
+from pydantic_core import to_json
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -151,6 +152,9 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
                 await self._create_error_response("Error processing request: No response received",
                                                   HTTPStatus.INTERNAL_SERVER_ERROR)(scope, receive, send)
                 return
+            if isinstance(first, _Reply):  # a tools/call answered here: its envelope serialised once, sent as is
+                await self._send_json(send, first.body())
+                return
             if isinstance(first, EventMessage) and isinstance(first.message.root, JSONRPCResponse | JSONRPCError):
                 await self._create_json_response(first.message)(scope, receive, send)
                 return
@@ -205,13 +209,20 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
             response = ErrorData(code=0, message=str(err), data=None)
         finally:
             request_ctx.reset(token)
-        if isinstance(response, ErrorData):
-            reply = JSONRPCMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=response))
-        else:
-            reply = JSONRPCMessage(JSONRPCResponse(jsonrpc="2.0", id=request_id, result=response.model_dump(
-                by_alias=True, mode="json", exclude_none=True)))
+        reply: Any = EventMessage(JSONRPCMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=response)), None) \
+            if isinstance(response, ErrorData) else _Reply(request_id, response)
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await to_request.send(EventMessage(reply, None))
+            await to_request.send(reply)
+
+    async def _send_json(self, send: Send, body: bytes) -> None:
+        """The response the SDK's ``_create_json_response`` makes (same status, headers and body), sent as two
+        ASGI messages without a Starlette ``Response`` around them."""
+        headers = [(b"content-type", b"application/json")]
+        if self.mcp_session_id:
+            headers.append((MCP_SESSION_ID_HEADER.lower().encode("latin-1"), self.mcp_session_id.encode("latin-1")))
+        headers.append((b"content-length", str(len(body)).encode("latin-1")))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     @contextlib.asynccontextmanager
     async def connect(self) -> Any:
@@ -235,6 +246,8 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
                     pending = [first]
                     while True:
                         item = pending.pop() if pending else await from_server.receive()
+                        if isinstance(item, _Reply):
+                            item = item.event()
                         if not isinstance(item, EventMessage):
                             continue  # a marker that arrived together with the first item
                         await sse_writer.send(self._create_event_data(item))
@@ -253,6 +266,25 @@ class AnswerWhenReady(StreamableHTTPServerTransport):
                 scope, receive, send)
         finally:
             await sse_reader.aclose()
+
+
+class _Reply:
+    """The result of a tools/call answered here, serialised when sent: as one JSON body in one pass (the
+    bytes the SDK's two passes give: a dict, re-validated into a JSON-RPC message, dumped again), or as the
+    SDK's event when the answer became an SSE stream."""
+
+    __slots__ = ("request_id", "result")
+
+    def __init__(self, request_id: Any, result: Any):
+        self.request_id, self.result = request_id, result
+
+    def body(self) -> bytes:
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
+            to_json(self.request_id), to_json(self.result, by_alias=True, exclude_none=True))
+
+    def event(self) -> EventMessage:
+        return EventMessage(JSONRPCMessage(JSONRPCResponse(jsonrpc="2.0", id=self.request_id, result=self.result.model_dump(
+            by_alias=True, mode="json", exclude_none=True))), None)
 
 
 class _DirectSession:
@@ -307,3 +339,23 @@ def answer_when_ready(mcp: FastMCP, stream_after: float) -> FastMCP:
         max_request_body_size=s.max_request_body_size, session_idle_timeout=s.session_idle_timeout,
         max_sessions=s.max_sessions, stream_after=stream_after)
     return mcp
+
+
+def mcp_path_first(mcp: FastMCP) -> Any:
+    """``mcp.streamable_http_app()`` with the requests for the MCP path itself handed to its session manager
+    at once, as its route would: not through Starlette's error and exception middleware, router and route
+    (four ASGI layers per request; uvicorn answers an exception 500 just as the error middleware would).
+    Every other request (custom routes, a trailing slash) and the lifespan (which runs the session manager)
+    go to the Starlette app unchanged."""
+    app = mcp.streamable_http_app()
+    if mcp.settings.auth or getattr(mcp, "_token_verifier", None):
+        return app  # the SDK's OAuth middleware sits on that route: keep it
+    manager, path = mcp.session_manager, mcp.settings.streamable_http_path
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == path:
+            await manager.handle_request(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return asgi
