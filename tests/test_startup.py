@@ -71,11 +71,12 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     loaded = {m for m in got["modules"] for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
     assert not loaded, f"the README episode imported {sorted(loaded)}"
-    # model classes built on first use: the argument models of the tools the team called; not the task's (it is
-    # unpickled from the task cache) nor the observation's (the engine makes them unchecked, the team reads them)
+    # model classes built on first use: the argument models of the tools the team called and the observation's
+    # (the engine makes its rows unchecked; unchecked.py builds their classes so that they serialise anywhere);
+    # not the task's (it is unpickled from the task cache)
     (trajectory,) = (tmp_path / "run").glob("episodes/*/trajectory.jsonl")
     called = {json.loads(line).get("tool") for line in trajectory.read_text(encoding="utf-8").splitlines()}
-    used = {got["args"][tool] for tool in called if tool in got["args"]}
+    used = {got["args"][tool] for tool in called if tool in got["args"]} | {"Observation", "Entity", "InvItem"}
     assert got["built"] and set(got["built"]) <= used, f"built {got['built']}, the calls' models {sorted(used)}"
 
 

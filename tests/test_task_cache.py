@@ -173,3 +173,21 @@ def test_only_the_latest_versions_of_the_code_keep_their_entries(cache, task_fil
         assert list(versions[-1].glob("task-*.pickle"))
         os.utime(versions[-1], (1000 + i, 1000 + i))  # written in this order, whatever the clock's resolution
     assert sorted(cache.glob("code-*")) == versions[-taskcache.KEEP_VERSIONS:]
+
+
+def test_a_plugins_submodule_edited_changes_its_digest(tmp_path, monkeypatch):
+    """A plugin keeps its registering module small and its checks in submodules (docs/plugins.md): an edit
+    to a submodule must make its tasks validate again, so the whole package is in the key."""
+    import importlib
+
+    pkg = tmp_path / "aw_cache_probe_plugin"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "register.py").write_text("def register_checks(register):\n    pass\n")
+    checks = pkg / "checks.py"
+    checks.write_text("LIMIT = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("aw_cache_probe_plugin.register")
+    before = taskcache._plugin_code_digest(module, module.__file__)
+    checks.write_text("LIMIT = 22\n")
+    assert taskcache._plugin_code_digest(module, module.__file__) != before

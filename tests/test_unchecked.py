@@ -94,3 +94,36 @@ def test_the_check_above_catches_a_value_of_the_wrong_type():
         assert "float" in str(exc)
     else:
         raise AssertionError("a float where validation gives an int went unnoticed")
+
+
+def test_engine_results_record_the_fields_validation_would_record_as_set():
+    from agentworld.core.world.effects import Effects, ToolResult, engine_effects, engine_failure, engine_result
+
+    pairs = [(engine_effects(target="x"), Effects(target="x")), (engine_effects(), Effects()),
+             (engine_result("done", engine_effects(target="x")), ToolResult(ok=True, text="done", effects=Effects(target="x"))),
+             (engine_failure("invalid", "no"), ToolResult.fail("invalid", "no"))]
+    for made, validated in pairs:
+        assert made == validated
+        assert made.model_fields_set == validated.model_fields_set
+        assert made.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+
+
+def test_a_record_of_a_class_never_built_serialises_through_any_in_a_fresh_process():
+    """Observation rows are built on first use (defer_build) and the engine never validates them: an unchecked
+    row must still serialise where pydantic reaches it through ``Any`` (a plugin's own model, to_jsonable)."""
+    import subprocess
+    import sys
+
+    code = ("from typing import Any\n"
+            "import pydantic_core\n"
+            "from pydantic import BaseModel, TypeAdapter\n"
+            "from agentworld.core.world.observation import InvItem\n"
+            "from agentworld.core.world.unchecked import unchecked\n"
+            "row = unchecked(InvItem, {'index': 0, 'key': 'logs', 'name': 'Logs', 'count': 2})\n"
+            "class Holder(BaseModel):\n"
+            "    data: Any\n"
+            "print(pydantic_core.to_jsonable_python(row)['count'], TypeAdapter(Any).dump_json([row]).decode(),\n"
+            "      Holder(data=row).model_dump_json())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "2" and '"key":"logs"' in out.stdout

@@ -9,7 +9,7 @@ registered through the ``register_worlds`` hook. One method per tool: the tool d
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .effects import Effects, ToolResult
 from .factories import empty_list
@@ -43,6 +43,9 @@ class PlayerSpec(BaseModel):
 
 
 class InventorySlot(BaseModel):
+    # frozen: the engine hands the same slot rows to every state that shows them (core/world/unchecked.py)
+    model_config = ConfigDict(frozen=True)
+
     index: int
     item: str
     name: str

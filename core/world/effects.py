@@ -173,15 +173,17 @@ def engine_effects(**values: Any) -> Effects:
     d = _new_effects_dict()
     if values:
         d.update(values)
-    return unchecked(Effects, d)
+    return unchecked(Effects, d, set(values))
 
 
 def engine_result(text: str, effects: Effects | None = None) -> ToolResult:
     """``ToolResult(ok=True, text=text, effects=effects)``."""
     return unchecked(ToolResult, {"ok": True, "text": text,
-                                  "effects": effects if effects is not None else engine_effects(), "error": None})
+                                  "effects": effects if effects is not None else engine_effects(), "error": None},
+                     {"ok", "text", "effects"})
 
 
 def engine_failure(error: ErrorKind, text: str) -> ToolResult:
     """``ToolResult.fail(error, text)``."""
-    return unchecked(ToolResult, {"ok": False, "text": text, "effects": engine_effects(), "error": error})
+    return unchecked(ToolResult, {"ok": False, "text": text, "effects": engine_effects(), "error": error},
+                     {"ok", "text", "error"})

@@ -15,9 +15,10 @@ EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc"
 
 
 # The engine makes observations and their rows without validating them (unchecked.py) and the scripted teams never
-# dump one: InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build)
+# dump one: InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build).
+# The rows are frozen: the engine hands the same row to every observation that shows it, agent after agent.
 class InvItem(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
     index: int  # slot index, as equip_item(index=...) takes it
     key: str
     name: str
@@ -25,7 +26,7 @@ class InvItem(BaseModel):
 
 
 class Entity(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
     kind: EntityKind
     id: str  # instance id for targetInstance, username for players, key for portals/landmarks
     name: str

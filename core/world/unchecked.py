@@ -23,11 +23,28 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def unchecked(cls: type[M], values: dict[str, Any]) -> M:
-    """An instance of ``cls`` holding ``values`` (every field of ``cls``, already valid) as they are."""
+_ready: set[type] = set()  # classes whose validator and serializer are built
+
+
+def unchecked(cls: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """An instance of ``cls`` holding ``values`` (every field of ``cls``, already valid) as they are.
+
+    ``fields_set`` is what validation would have recorded as set (``exclude_unset`` reads it): the fields the
+    caller named, when the others are their defaults; by default every field."""
+    if cls not in _ready:
+        _build(cls)
     m = _new(cls)
     _set(m, "__dict__", values)
-    _set(m, "__pydantic_fields_set__", set(values))
+    _set(m, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
     _set(m, "__pydantic_extra__", None)
     _set(m, "__pydantic_private__", None)
     return m
+
+
+def _build(cls: type[BaseModel]) -> None:
+    """Build a class left to be built on first use (``defer_build``). Validation would have built it; an
+    instance of a class never built serialises when asked directly but not through ``Any``
+    (``to_jsonable_python``, ``TypeAdapter(Any)``, an ``Any`` field: pydantic's "MockValSer" error)."""
+    if not cls.__pydantic_complete__ or type(cls.__pydantic_serializer__).__name__ == "MockValSer":
+        cls.model_rebuild(force=True)
+    _ready.add(cls)
