@@ -195,8 +195,8 @@ class GameMcp(FastMCP):
         # session (about 6 ms each: 0.6 s of the episode's loop for 100 seats)
         self._mcp_server.version = __version__
 
-    def _request(self, ctx: Any = None) -> Request | None:
-        ctx = ctx or self.get_context()  # a pydantic model built anew each time: a call gets it once
+    def _request(self) -> Request | None:
+        ctx = self.get_context()
         req = ctx.request_context.request if ctx.request_context else None
         return req if isinstance(req, Request) else None
 

@@ -108,6 +108,7 @@ class TurnTracker:
         # one wake-up flag per agent: a waiting call wakes only when its own agent's state changes
         # (its turn opens or closes, it leaves, or the episode ends), not on every turn of a 100-agent episode
         self._changed: dict[str, Flag] = {}
+        self._usernames: dict[str, str] | None = None  # agent id -> username, read on first need
         self._hook_gate()
 
     @property
@@ -372,7 +373,7 @@ class TurnTracker:
 
     # -- reading ---------------------------------------------------------------------------------
     def username(self, agent_id: str) -> str:
-        names = self.__dict__.get("_usernames")
+        names = self._usernames
         if names is None:  # every result names whose turn it is: not a scan of the task's agents each time
             names = self._usernames = {a.agent_id: a.username for a in getattr(self.episode.task, "agents", []) or []}
         return names.get(agent_id, agent_id)

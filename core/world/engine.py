@@ -75,7 +75,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
 
         self.players: dict[str, Player] = {}
         self._roster = Roster()  # changes whenever someone joins or leaves play (Player tells it)
-        self._in_play: tuple | None = None  # (roster version, players in play, their ids, usernames, index by id)
+        self._in_play: tuple | None = None  # (roster version, _in_play_lists()'s answer for it)
         # players by tile, in small buckets (a crowd fills few tiles); each Player keeps it up to date as it moves
         self._player_cells = Cells(size=PLAYER_CELL)
         self.by_username: dict[str, str] = {}
@@ -165,10 +165,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             near = gm.nearest_walkable(cx, cy, 30)
             hint = f"; the nearest walkable tile on the map edge is ({near[0]},{near[1]})" if near else ""
             return engine_failure("blocked", f"({x},{y}) is off the map: x must be 0..{gm.width - 1} and "
-                                              f"y 0..{gm.height - 1}{hint}.")
+                                             f"y 0..{gm.height - 1}{hint}.")
         if (x, y) == (p.x, p.y):
             return engine_result(f"You are already at ({x},{y}).",
-                              effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
+                                 effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
         if not gm.walkable(x, y):
             what = self._what_blocks(x, y)
             near = self._nearest_reachable(p, x, y)
@@ -178,7 +178,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             portal = self._nearest_portal_end(p.x, p.y)
             hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
             return engine_failure("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
-                                              f"a separate area (across water or walls); use a portal.{hint}")
+                                             f"a separate area (across water or walls); use a portal.{hint}")
         if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest:
             path = p.route_rest  # continuing the previous call's path: no new search
         else:
@@ -229,7 +229,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         portal = end.portal
         if portal.requires_item and not self._has_item(p, portal.requires_item):
             return engine_failure("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
-                                                    f"(it is kept, not used up).")
+                                                   f"(it is kept, not used up).")
         for skill, lv in sorted(portal.requires_level.items()):
             if p.levels[skill] < lv:
                 return engine_failure("level_too_low", f"{portal.name} needs {skill} {lv}; you have {p.levels[skill]}.")
@@ -239,10 +239,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         start = (p.x, p.y)
         p.place(*dest)
         eff = engine_effects(portal=portal.key, target=end.id,
-                      move=Move(start=start, end=dest, path_length=0, reached=True))
+                             move=Move(start=start, end=dest, path_length=0, reached=True))
         where = self._place_name(p.x, p.y)
         return engine_result(f"You used {portal.name} and arrived at ({p.x},{p.y})"
-                                        + (f", {where}." if where else "."), effects=eff)
+                             + (f", {where}." if where else "."), effects=eff)
 
     def stop_action(self, agent_id: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -255,7 +255,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         return engine_result(f"You rest. HP {p.hp}/{self._max_hp(p)}; it regenerates "
-                                        f"{self.rules.hp_regen_per_round} per round.")
+                             f"{self.rules.hp_regen_per_round} per round.")
 
     def complete(self, agent_id: str, response: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -264,7 +264,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         p.active = False
         p.left_reason = "completed"
         return engine_result("You declared your part done and left the episode.",
-                          effects=engine_effects(completed=True))
+                             effects=engine_effects(completed=True))
 
     # -- equipment and food -------------------------------------------------------------------------
     def equip_item(self, agent_id: str, index: int | None = None, item_key: str | None = None) -> ToolResult:
@@ -275,7 +275,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if index is not None:
             if not isinstance(index, int) or not 0 <= index < inv.size or inv.slots[index] is None:
                 return engine_failure("missing_items", f"Inventory slot {index} is empty or does not exist. "
-                                                        f"Your inventory: {self._inv_summary(p)}.")
+                                                       f"Your inventory: {self._inv_summary(p)}.")
             slot_i = index
         else:
             key = (item_key or "").strip()
@@ -283,7 +283,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if slot_i is None:
                 if key not in self.items:
                     return engine_failure("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}. "
-                                                             f"Your inventory: {self._inv_summary(p)}.")
+                                                            f"Your inventory: {self._inv_summary(p)}.")
                 if any(e[0] == key for e in p.equipment.values()):
                     return engine_failure("invalid", f"{key} is already equipped.")
                 return engine_failure("missing_items", f"You have no {key}. Your inventory: {self._inv_summary(p)}.")
@@ -307,22 +307,22 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if prev is not None and prev[0] == key and item.stackable:  # more of the same ammo: top up the stack
             prev[1] += take
             return engine_result(f"Added {take} {item.name} to your {item.slot} slot (now {prev[1]}).",
-                              effects=engine_effects(equipped=Equip(item=key, slot=item.slot), target=key))
+                                 effects=engine_effects(equipped=Equip(item=key, slot=item.slot), target=key))
         if prev is not None and inv.add(prev[0], prev[1]) < prev[1]:
             inv.add(key, take)  # undo: there was room for it a moment ago
             return engine_failure("inventory_full", f"No room to take off your {prev[0]}; free a slot first.")
         p.equipment[item.slot] = [key, take]
         swapped = f" ({prev[0]} went back to your inventory)" if prev else ""
         return engine_result(f"Equipped {item.name} in your {item.slot} slot{swapped}.",
-                          effects=engine_effects(equipped=Equip(item=key, slot=item.slot, unequipped=prev[0] if prev else None),
-                                          target=key))
+                             effects=engine_effects(equipped=Equip(item=key, slot=item.slot, unequipped=prev[0] if prev else None),
+                                                    target=key))
 
     def _eat(self, p: Player, slot_i: int, item: ItemDef) -> ToolResult:
         before = p.hp
         p.inv.take_slot(slot_i, 1)
         p.hp = min(self._max_hp(p), p.hp + item.heal)
         eff = engine_effects(lost=[ItemDelta(agent=p.agent_id, item=item.key, count=1, source="eat")],
-                      hp=[HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"eat:{item.key}")], target=item.key)
+                             hp=[HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"eat:{item.key}")], target=item.key)
         return engine_result(f"You ate {item.name}: HP {before} -> {p.hp}/{self._max_hp(p)}.", effects=eff)
 
     # -- gathering --------------------------------------------------------------------------------
@@ -336,11 +336,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         nt = node.type
         if node.respawn_at is not None:
             return engine_failure("depleted", f"{nt.name} {node.id} is depleted; it is back in "
-                                               f"{max(1, node.respawn_at - self.round)} round(s). Pick another {nt.kind}.")
+                                              f"{max(1, node.respawn_at - self.round)} round(s). Pick another {nt.kind}.")
         have = p.levels[nt.skill]
         if have < nt.level:
             return engine_failure("level_too_low", f"{nt.name} needs {nt.skill} {nt.level}; you have {have}. "
-                                                    f"Gather lower-level {nt.kind}s first.")
+                                                   f"Gather lower-level {nt.kind}s first.")
         bonus_chance = 0.0
         if nt.tool:
             tool = self._usable_tool(p, nt.tool)
@@ -350,7 +350,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         yield_items = [y.item for y in nt.yields]
         if yield_items and all(p.inv.room_for(i, 1) == 0 for i in yield_items):
             return engine_failure("inventory_full", f"Your inventory is full ({p.inv.size} slots); drop into a "
-                                                     f"teammate's inventory with transfer_items or use items first.")
+                                                    f"teammate's inventory with transfer_items or use items first.")
         eff = engine_effects(target=node.id)
         walked = self._walk_near(p, node.x, node.y, REACH_ADJACENT, f"{nt.name} {node.id}", eff)
         if walked is not None:
@@ -425,7 +425,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         mt = mob.type
         if mob.respawn_at is not None:
             return engine_failure("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
-                                              f"{max(1, mob.respawn_at - self.round)} round(s).")
+                                             f"{max(1, mob.respawn_at - self.round)} round(s).")
         weapon = self._equipped_item(p, "weapon")
         style = weapon.attack_style if weapon and weapon.attack_style else "melee"
         if style == "ranged" and self._ammo_source(p) is None:
@@ -470,10 +470,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                          + (f" ({self._landmark_name(st.landmark)})" if getattr(st, "landmark", None) else "")
                          + f", {_dist(p.x, p.y, st.x, st.y)} tiles away.") if st else f" There is no {recipe.station} in this world."
                 return engine_failure("no_station", f"{recipe.key} must be made within {self.rules.station_range} tiles "
-                                                     f"of {_a(recipe.station)}.{where}")
+                                                    f"of {_a(recipe.station)}.{where}")
         if recipe.tool and not self._tool_items(p, recipe.tool):
             return engine_failure("missing_tool", f"{recipe.key} needs {_a(recipe.tool)} in your inventory or equipped"
-                                                   f"{self._tool_example(recipe.tool)}.")
+                                                  f"{self._tool_example(recipe.tool)}.")
         possible = min(p.inv.count(i) // n for i, n in recipe.inputs.items()) if recipe.inputs else 1
         if possible == 0:
             missing = ", ".join(f"{n} {i} (you have {p.inv.count(i)})" for i, n in recipe.inputs.items() if p.inv.count(i) < n)
@@ -510,13 +510,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if made < count:
             why = " (materials ran out)" if made == possible else " (inventory full)"
         return engine_result(f"Made {outs} ({made} of {count} requested{why}). {self._xp_text(eff)}".strip(),
-                          effects=eff)
+                             effects=eff)
 
     def _unknown_recipe(self, p: Player, skill: str, key: str) -> ToolResult:
         other = sorted(s for (s, out) in self.recipes_by_output if out == key and s != skill)
         if other:
             return engine_failure("unknown_target", f"{key} is made with {other[0].capitalize()}, not {skill.capitalize()}: "
-                                                     f"craft_item(skill='{other[0].capitalize()}', itemKey='{key}').")
+                                                    f"craft_item(skill='{other[0].capitalize()}', itemKey='{key}').")
         outputs = sorted({out for (s, out) in self.recipes_by_output if s == skill})
         close = difflib.get_close_matches(key, outputs, n=5, cutoff=0.5)
         if close:
@@ -525,7 +525,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                       if s == skill and rs[0].level <= p.levels[skill])
         listed = ", ".join(out for _, out in mine[:12]) or "none at your level"
         return engine_failure("unknown_target", f"No {skill} recipe makes {key!r}. {skill.capitalize()} recipes at your "
-                                                 f"level {p.levels[skill]}: {listed}.")
+                                                f"level {p.levels[skill]}: {listed}.")
 
     # -- trading ----------------------------------------------------------------------------------
     def transfer_items(self, agent_id: str, target_player: str, item_key: str, count: int) -> ToolResult:
@@ -554,25 +554,25 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if have < count:
             worn = " (equipped items cannot be given)" if any(e[0] == key for e in p.equipment.values()) else ""
             return engine_failure("missing_items", f"You have {have} {key}, not {count}{worn}. Give at most {have}." if have
-                                   else f"You have no {key} in your inventory{worn}.")
+                                  else f"You have no {key} in your inventory{worn}.")
         d = _dist(p.x, p.y, q.x, q.y)
         if d > self.rules.transfer_range:
             need = self.rules.transfer_range
             if d <= self.rules.view_radius:  # in view: the observation lists where they stand anyway
                 return engine_failure("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers "
-                                                       f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
+                                                      f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
             # out of view: the text must not tell the sender what only the teammate can know (the blackbox)
             return engine_failure("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
-                                                   f"transfers need {need} or less: meet up first (ask over chat).")
+                                                  f"transfers need {need} or less: meet up first (ask over chat).")
         if q.inv.room_for(key, count) < count:
             return engine_failure("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
         p.inv.remove(key, count)
         q.inv.add(key, count)
         src = f"transfer:{p.agent_id}"
         eff = engine_effects(target=q.username,
-                      transfers=[Transfer(from_agent=p.agent_id, to_agent=q.agent_id, item=key, count=count)],
-                      lost=[ItemDelta(agent=p.agent_id, item=key, count=count, source=src)],
-                      gained=[ItemDelta(agent=q.agent_id, item=key, count=count, source=src)])
+                             transfers=[Transfer(from_agent=p.agent_id, to_agent=q.agent_id, item=key, count=count)],
+                             lost=[ItemDelta(agent=p.agent_id, item=key, count=count, source=src)],
+                             gained=[ItemDelta(agent=q.agent_id, item=key, count=count, source=src)])
         q.notes.append(f"{p.username} gave you {count} {key} in round {self.round}.")
         return engine_result(f"Gave {count} {key} to {q.username}.", effects=eff)
 
@@ -841,14 +841,14 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         ir = self.rules.interact_range
         if not reachable(self.map, (p.x, p.y), (tx, ty), reach):
             return engine_failure("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
-                                              f"(separate area: use a portal).")
+                                             f"(separate area: use a portal).")
         if d - reach > ir:
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
-                                                   f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
+                                                  f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
         path = route(self.map, (p.x, p.y), (tx, ty), reach, max_len=ir)
         if path is None:
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
-                                                   f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
+                                                  f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
         p.place(*path[-1])
         eff.move = Move(start=start, end=(p.x, p.y), path_length=len(path), reached=True)
@@ -865,7 +865,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         near = [e.id for e in self._nearby_of_kind(p, wanted)][:5]
         seen = f" Nearby now: {', '.join(near)}." if near else f" Nothing of that kind is within {self.rules.view_radius} tiles."
         return engine_failure("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
-                                                 f"from the Nearby list of your observation (for example '{example}').{seen}")
+                                                f"from the Nearby list of your observation (for example '{example}').{seen}")
 
     def _nearby_of_kind(self, p: Player, kind: str) -> list[Any]:
         vr = self.rules.view_radius
@@ -934,7 +934,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         tools = self._tool_items(p, tool_type)
         if not tools:
             return engine_failure("missing_tool", f"You need {_a(tool_type)} in your inventory or equipped"
-                                                   f"{self._tool_example(tool_type)}.")
+                                                  f"{self._tool_example(tool_type)}.")
         usable = [t for t in tools if all(p.levels[s] >= lv for s, lv in t.requirements.items())]
         if not usable:
             t = tools[0]

@@ -128,7 +128,7 @@ class ObservationMixin:
             if ref.respawn_at is not None:
                 note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
             return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
-                                          hp=None, max_hp=None, note=note)
+                        hp=None, max_hp=None, note=note)
         if kind == "mob":
             mt = ref.type
             tags = []
@@ -139,15 +139,15 @@ class ObservationMixin:
             if ref.respawn_at is not None:
                 tags.append(f"dead, back in {max(1, ref.respawn_at - self.round)} rounds")
                 return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
-                                              hp=None, max_hp=None, note="; ".join(tags))
+                            hp=None, max_hp=None, note="; ".join(tags))
             return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
-                                          hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
+                        hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
         if kind == "player":
             return _row(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
-                                          hp=None, max_hp=None, note="")
+                        hp=None, max_hp=None, note="")
         if kind == "ground_item":
             return _row(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
-                                          level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
+                        level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
         if kind == "portal":
             pt = ref.portal
             dest = self._place_name(ref.to_x, ref.to_y)
@@ -157,13 +157,13 @@ class ObservationMixin:
             if pt.requires_level:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
             return _row(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
-                                          hp=None, max_hp=None, note=note)
+                        hp=None, max_hp=None, note=note)
         if kind == "station":
             where = self._landmark_name(getattr(ref, "landmark", None))
             return _row(kind=kind, id=eid, name=ref.kind, x=ref.x, y=ref.y, distance=d, level=None,
-                                          hp=None, max_hp=None, note=f"crafting station{f' ({where})' if where else ''}")
+                        hp=None, max_hp=None, note=f"crafting station{f' ({where})' if where else ''}")
         return _row(kind="npc", id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
-                                      hp=None, max_hp=None, note="npc")
+                    hp=None, max_hp=None, note="npc")
 
     def _biome_name(self, x: int, y: int) -> str:
         key = self.map.biome_at(x, y)

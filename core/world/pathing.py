@@ -20,7 +20,7 @@ from array import array
 from collections import OrderedDict
 
 from .gamemap import GameMap, Point
-from .pathsearch import goal_tiles, shortest_path
+from .pathsearch import goal_tiles, goals_in_area, shortest_path
 from .regions import Regions
 
 CACHE_STEPS = 1_000_000  # path steps the cache keeps per map (4 bytes each: about 4 MB at most)
@@ -125,8 +125,7 @@ def _direct(gm: GameMap, start: Point, target: Point, reach: int, max_len: int |
     if abs(sx - tx) + abs(sy - ty) <= reach or not gm.walkable(sx, sy):
         return None  # within reach already, or a start the search refuses: the search answers
     comp = gm.component(sx, sy)
-    goals = [g for g in goal_tiles(gm, target, reach) if gm.component(*g) == comp] if reach else \
-        ([target] if gm.walkable(tx, ty) and gm.component(tx, ty) == comp else [])
+    goals = goals_in_area(gm, comp, target, reach)
     if not goals:
         return None
     if len(goals) == 1:

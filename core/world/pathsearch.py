@@ -67,7 +67,7 @@ def shortest_path(gm: GameMap, start: Point, target: Point, reach: int = 0, max_
     if not gm.walkable(sx, sy):
         return None
     comp = gm.component(sx, sy)
-    goals = [g for g in goal_tiles(gm, target, reach) if gm.component(*g) == comp]
+    goals = goals_in_area(gm, comp, target, reach)
     if not goals:
         return None
     lower = min(abs(sx - x) + abs(sy - y) for x, y in goals)
@@ -120,6 +120,11 @@ def work_bound(gm: GameMap, d: int) -> int:
     2d layers (its cap 2u with u < d, or at d once it finds the start), and a layer touches at most every
     row of the map at the stride of the map's width."""
     return round_bound(d) * 2 * d * gm.height * (gm.width + 8)
+
+
+def goals_in_area(gm: GameMap, comp: int, target: Point, reach: int) -> list[Point]:
+    """The tiles a path from the connected area ``comp`` may end on: walkable, within ``reach`` of ``target``."""
+    return [g for g in goal_tiles(gm, target, reach) if gm.component(*g) == comp]
 
 
 def goal_tiles(gm: GameMap, target: Point, reach: int) -> list[Point]:
