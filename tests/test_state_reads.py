@@ -109,7 +109,9 @@ def test_broadcast_chat_reaches_exactly_whom_it_says_as_mailboxes_would():
         elif roll < 0.97:  # a death or a revival, however it is made (a respawn rule, a test): chat follows it
             q = w.players[rng.choice(list(w.players))]
             q.alive = not q.alive
+        assert all(len(q.mailbox) < 60 for q in w.players.values()), step  # mailboxes are cut back as they fill
     assert w._broadcast_base > 0  # the log was cut back along the way
+    assert all(k >= w.players[a].chat_read for a, ks in w._missed_at.items() for k in ks)  # nothing kept that was taken
 
 
 def test_the_player_index_follows_every_way_a_player_moves():

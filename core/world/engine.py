@@ -32,6 +32,8 @@ from .unchecked import unchecked
 from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
+_set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
+
 REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
 PLAYER_CELL = 4  # side of the buckets of the player index
 
@@ -88,10 +90,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
         self._states: dict[str, tuple[PlayerState, tuple, list]] = {}  # the last state built per player
-        # messages to every other player in play (team and global chat), each with the ids it did not reach:
-        # a player's mailbox takes them in when it is next read or written (_take_broadcasts), so that one
-        # message to 1,000 players is not 1,000 appends; Player.chat_read is how far along the log it is
-        self._broadcasts: list[tuple[ChatMessage, Any]] = []
+        # messages to every other player in play (team and global chat): a player's mailbox takes them in when
+        # it is next read or written (_take_broadcasts), so that one message to 1,000 players is not 1,000
+        # appends; Player.chat_read is how far along the log it is. _missed_at holds, per player, the log
+        # positions of the messages that did not reach it (its own, those sent while it was out of play), so
+        # that taking the news costs the messages an observation shows, not every message since its last turn
+        self._broadcasts: list[ChatMessage] = []
+        self._missed_at: dict[str, list[int]] = {}  # agent id -> log positions not for it, from its chat_read on
         self._broadcast_base = 0  # log position of self._broadcasts[0] (the log is cut once everyone read it)
         self._broadcast_trim_at = 256
 
@@ -765,9 +770,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             missed = {p.agent_id}
             if len(players) < len(self.players):
                 missed.update(self.players.keys() - set(all_ids))
-            self._broadcasts.append((msg, missed))
-            if len(self._broadcasts) >= self._broadcast_trim_at:
-                self._trim_broadcasts()
+            self._broadcast(msg, missed)
         else:
             ids, names = [q.agent_id for q in recipients], [q.username for q in recipients]
             for q in recipients:
@@ -790,32 +793,57 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             del mailbox[:cut]
             q.chat_dropped += cut
 
+    def _broadcast(self, msg: ChatMessage, missed: set[str]) -> None:
+        """Put a team or global message on the log; ``missed``: the ids it does not reach."""
+        at = self._broadcast_base + len(self._broadcasts)
+        self._broadcasts.append(msg)
+        missed_at = self._missed_at
+        for a in missed:
+            positions = missed_at.get(a)
+            if positions is None:
+                missed_at[a] = [at]
+            else:
+                positions.append(at)
+        if len(self._broadcasts) >= self._broadcast_trim_at:
+            self._trim_broadcasts()
+
     def _take_broadcasts(self, q: Player) -> None:
         """Move the broadcast messages ``q`` has not taken yet into its mailbox, in the order they were sent
         (before anything reads the mailbox or posts to it)."""
         log, base = self._broadcasts, self._broadcast_base
         start = q.chat_read - base
         end = len(log)
-        if start < end:
-            me = q.agent_id
-            # only the last MAX_CHAT_SHOWN messages that reach q can still be shown: those are posted, the ones
-            # before them only counted as dropped (a thousand players chatting would otherwise mean a
-            # thousand appends per observation, most of them cut again at once)
-            shown: list[ChatMessage] = []
+        if start >= end:
+            return
+        _set(q, "chat_read", base + end)  # (a Player's own __setattr__ only watches position and play flags)
+        # only the last MAX_CHAT_SHOWN messages that reach q can still be shown: those are posted, the ones
+        # before them only counted as dropped (a thousand players chatting would otherwise mean a thousand
+        # appends per observation, most of them cut again at once)
+        missed = self._missed_at.pop(q.agent_id, None)  # all within [start, end) of the log, in order
+        if missed is None:  # every message since q's last read reaches it: the log's last ones, as they are
+            i = max(start, end - MAX_CHAT_SHOWN)
+            shown = log[i:end]
+            older = i - start
+        else:
+            skip = {k - base for k in missed}
+            shown = []
             i = end
             while i > start and len(shown) < MAX_CHAT_SHOWN:
                 i -= 1
-                msg, missed = log[i]
-                if me not in missed:
-                    shown.append(msg)
-            older = sum(1 for k in range(start, i) if me not in log[k][1])
-            if older or len(shown) == MAX_CHAT_SHOWN:  # the mailbox's own messages are older still: all dropped
-                q.chat_dropped += older + len(q.mailbox)
-                q.mailbox = shown[::-1]
-            else:
-                for msg in reversed(shown):
-                    self._post(q, msg)
-            q.chat_read = base + end
+                if i not in skip:
+                    shown.append(log[i])
+            shown.reverse()
+            older = i - start - sum(1 for k in skip if k < i)
+        mailbox = q.mailbox
+        if older or len(shown) == MAX_CHAT_SHOWN:  # the mailbox's own messages are older still: all dropped
+            _set(q, "chat_dropped", q.chat_dropped + older + len(mailbox))
+            _set(q, "mailbox", shown)
+        else:  # as posting each in turn (_post) would leave it: cut back once it reached twice what is shown
+            mailbox += shown
+            if len(mailbox) >= 2 * MAX_CHAT_SHOWN:
+                cut = len(mailbox) - MAX_CHAT_SHOWN
+                del mailbox[:cut]
+                _set(q, "chat_dropped", q.chat_dropped + cut)
 
     def _trim_broadcasts(self) -> None:
         """Drop the log's messages every player has taken (players out of play take theirs now: they never
