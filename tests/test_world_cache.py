@@ -167,3 +167,28 @@ def test_a_warm_load_imports_no_numpy(cache, pack):
     from agentworld.core.world.pathing import route
 
     assert got["path"] == [list(p) for p in route(cold.map, start, (start[0] + 40, start[1] + 40), reach=1)]
+
+
+def test_a_world_kept_for_the_process_is_frozen_before_the_collector_runs(cache, pack):
+    """``freeze=True`` (the default world's load): no collection runs while the entry unpickles, and its
+    objects are out of the collector's sight (frozen) before it is on again."""
+    import gc
+
+    build, _ = counting_builder({"rows": [[i] for i in range(5000)]})
+    buildcache.cached_build(pack, True, build)  # stored
+    collections = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        got = buildcache.cached_build(pack, True, build, freeze=True)
+        assert gc.isenabled() and not collections
+        row = got["rows"][0]
+        assert gc.is_tracked(row) and not any(o is row for o in gc.get_objects())  # frozen: not in a generation
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()
+    assert any(o is row for o in gc.get_objects())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import gc
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -487,11 +486,10 @@ def _load_cached(pack: str, check_hash: bool) -> LoadedWorld:
         regions_of(world.map)
         return world
 
-    world = cached_build(p, check_hash, build)
+    # The world is read-only from here on and lives as long as the process: its objects are moved out of the
+    # collector's sight (gc.freeze), so collections (every few thousand allocations) never rescan them.
+    world = cached_build(p, check_hash, build, freeze=True)
     world.pack_dir = p  # the cached copy may have been built from another checkout of the same pack
-    # The world is read-only from here on and lives as long as the process: move its objects out of the
-    # collector's sight, so collections (every few thousand allocations) no longer rescan them.
-    gc.freeze()
     return world
 
 
