@@ -26,4 +26,9 @@ def make_console(stderr: bool = False) -> "Console":
     if stream.isatty():
         return Console(stderr=stderr)
     asked = os.environ.get("COLUMNS", "")
-    return Console(stderr=stderr, width=max(PIPED_WIDTH, int(asked) if asked.isdigit() else 0))
+    console = Console(stderr=stderr, width=max(PIPED_WIDTH, int(asked) if asked.isdigit() else 0))
+    if console.color_system is None:  # no styles reach a pipe (unless FORCE_COLOR): nothing to highlight
+        from rich.highlighter import NullHighlighter
+
+        console.highlighter = NullHighlighter()
+    return console

@@ -15,8 +15,9 @@ HEAVY = ("pydantic", "yaml", "rich", "jinja2", "numpy", "networkx", "asyncio", "
 # what the README's first episode (a scripted team on a warm world cache) has no use for: numpy only builds
 # worlds, Jinja2 renders prompts no scripted team reads, the framework teams are imported when one is made
 # YAML only parses task files: a warm run reads its unchanged task from the task cache (taskcache.py)
+# the live view shows nothing on a pipe (the run's output here), so rich.live is not imported for one
 NOT_FOR_A_SCRIPTED_RUN = ("numpy", "jinja2", "networkx", "httpx", "mcp", "PIL", "openai", "uvicorn", "starlette",
-                          "yaml", "agentworld.core.yamlio",
+                          "yaml", "agentworld.core.yamlio", "rich.live",
                           "agentworld.plugins.agents.common", "agentworld.plugins.agents.openai_team",
                           "agentworld.core.world.generate", "agentworld.core.cce")
 
@@ -95,7 +96,8 @@ def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, mon
     from agentworld.core.runs import runner
 
     real = asyncio.run
-    monkeypatch.setattr(asyncio, "run", lambda coro: seen.append(("episodes", gc.isenabled())) or real(coro))
+    monkeypatch.setattr(asyncio, "run", lambda coro: seen.append(("episodes", gc.isenabled())) or
+                        seen.append(("frozen", gc.get_freeze_count() > 0)) or real(coro))
     real_init = runner.Runner.__init__
 
     def init(self, *a, **k):
@@ -107,12 +109,45 @@ def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, mon
     assert gc.isenabled()
     bad = CliRunner().invoke(cli, ["run", "--task", "no_such_task", "--framework", "oracle", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "no_such_task" in bad.output and gc.isenabled()
-    assert seen == [("start", False)]
+    assert seen == [("start", False)] and gc.get_freeze_count() == 0
     seen.clear()
     ok = CliRunner().invoke(cli, ["run", "--task", "task_01_staff", "--framework", "oracle", "--no-progress",
                                   "--out", str(tmp_path / "run")])
     assert ok.exit_code == 0, ok.output
-    assert seen == [("start", False), ("episodes", True)] and gc.isenabled()
+    # what the start made was frozen out of the collector's sight for the episodes, and given back at the end
+    assert seen == [("start", False), ("episodes", True), ("frozen", True)] and gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_live_view_is_shown_only_where_it_shows_something():
+    """A transient live display prints nothing to a pipe or a file, so none is made there (it would render its
+    view at every refresh); a terminal gets one. A piped console highlights nothing (no styles reach a pipe)."""
+    import io
+
+    from rich.console import Console
+    from rich.highlighter import NullHighlighter
+
+    from agentworld.core.cli.runs import SingleEpisodeView, live_display
+    from agentworld.core.console import make_console
+
+    assert live_display(Console(file=io.StringIO(), width=80), renderable="x") is None
+    live = live_display(Console(file=io.StringIO(), width=80, force_terminal=True), auto_refresh=False,
+                        renderable="x")
+    assert live is not None and live.is_started
+    live.stop()
+    view = SingleEpisodeView(Console(file=io.StringIO(), width=80))
+    view.run_started(1, 0)
+    assert view.live is None
+    assert isinstance(make_console().highlighter, NullHighlighter)  # pytest captures stdout: a pipe
+
+
+def test_a_piped_console_forced_to_colour_still_highlights(monkeypatch):
+    from rich.highlighter import ReprHighlighter
+
+    from agentworld.core.console import make_console
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert isinstance(make_console().highlighter, ReprHighlighter)
 
 
 def test_model_fields_use_no_builtin_list_or_tuple_as_default_factory():
