@@ -129,5 +129,13 @@ def test_nearest_equals_a_plain_sort(case):
                       if abs(t.x - x) + abs(t.y - y) <= radius and t.kept)[:limit]
         got = [(d, t.i) for d, t in cells.nearest(x, y, radius, limit, lambda t: t.kept, lambda t: t.i)]
         assert got == want
+        # the one looking left out (`skip`), and the same things in any order for a caller that sorts them
+        me = live[min(live, key=lambda i: abs(live[i].x - x) + abs(live[i].y - y))] if live else None
+        others = [(d, i) for d, i in sorted((abs(t.x - x) + abs(t.y - y), t.i) for t in live.values()
+                                            if abs(t.x - x) + abs(t.y - y) <= radius and t.kept and t is not me)][:limit]
+        got = [(d, t.i) for d, t in cells.nearest(x, y, radius, limit, lambda t: t.kept, lambda t: t.i, skip=me)]
+        assert got == others
+        assert sorted((d, t.i) for d, t in cells.nearest(x, y, radius, limit, lambda t: t.kept, lambda t: t.i,
+                                                         skip=me, ordered=False)) == others
         assert sorted((d, t.i) for d, t in cells.near(x, y, radius)) == sorted(
             (abs(t.x - x) + abs(t.y - y), t.i) for t in live.values() if abs(t.x - x) + abs(t.y - y) <= radius)

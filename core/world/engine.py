@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import random
 from collections import defaultdict
+from operator import attrgetter
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,6 +34,12 @@ from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
 _set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
+_username = attrgetter("username")
+
+
+def _in_play(q: Player) -> bool:
+    return q.active and q.alive
+
 
 REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
 PLAYER_CELL = 4  # side of the buckets of the player index
@@ -753,11 +760,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         near.sort(key=lambda q: q.order)
         return near
 
-    def _nearest_players(self, p: Player, radius: int, limit: int) -> list[tuple[int, Player]]:
+    def _nearest_players(self, p: Player, radius: int, limit: int, ordered: bool = True) -> list[tuple[int, Player]]:
         """(distance, player) of the ``limit`` other players in play within ``radius`` that come first by
-        distance, then username (an observation lists at most that many entities of any kind)."""
-        return self._player_cells.nearest(p.x, p.y, radius, limit, lambda q: q is not p and q.active and q.alive,
-                                          lambda q: q.username)
+        distance, then username (an observation lists at most that many entities of any kind; it sorts them
+        with the rest, so it asks for them in any order: ``ordered=False``)."""
+        return self._player_cells.nearest(p.x, p.y, radius, limit, _in_play, _username, skip=p, ordered=ordered)
 
     def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player] | None) -> ToolResult:
         """Post the message to each recipient's mailbox; ``recipients`` None: every other player in play (a

@@ -53,7 +53,7 @@ class ObservationMixin:
                 ref = mobs[eid]
             cands.append((d, eid, kind, ref))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
-        for d, q in self._nearest_players(p, vr, r.max_nearby):
+        for d, q in self._nearest_players(p, vr, r.max_nearby, ordered=False):
             cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))

@@ -25,6 +25,7 @@ BLOCK = 16  # side of the blocks the nearest-first search counts a neighbourhood
 SPAN = 1 << 12
 ROW = SPAN << 1
 TILES_PER_THING = 3  # the tile search gives up after visiting this many tiles per thing round the observer
+TRY_TILES = 4 * TILES_PER_THING  # it is tried where spreading the things evenly would need at most 4x its budget
 
 _ABSENT = object()
 _LAYERS: list[list[int]] = [[0]]  # d -> the key offsets of the tiles at Manhattan distance d (filled as needed)
@@ -116,9 +117,11 @@ class Cells:
                             yield d, thing
 
     def nearest(self, x: int, y: int, radius: int, limit: int, keep: Callable[[Any], bool],
-                key: Callable[[Any], Any]) -> list[tuple[int, Any]]:
+                key: Callable[[Any], Any], skip: Any = None, ordered: bool = True) -> list[tuple[int, Any]]:
         """The ``limit`` kept things within ``radius`` that come first by (distance, ``key``), in that order
-        (``key`` tells things apart: of two with equal distance and key, either may come first).
+        (``key`` tells things apart: of two with equal distance and key, either may come first). ``skip``: a
+        thing left out without asking ``keep`` (the one looking); ``ordered=False``: the same things, in any
+        order when there are no more of them than ``limit`` (for a caller that sorts them with others anyway).
 
         The blocks in reach say how many things are round (x, y). In a crowd the tiles are visited distance
         by distance outwards (the tile itself, the 4 tiles at 1, the 8 at 2, ...) until ``limit`` kept things
@@ -131,21 +134,27 @@ class Cells:
         inside = [b for by in range((y - radius) // BLOCK, (y + radius) // BLOCK + 1) for bx in bxs
                   if (b := blocks((bx, by)))]
         total = sum(map(len, inside))
-        if total > limit and not self.off_grid and 0 <= x < SPAN and radius <= SPAN:
-            found = self._by_tile(y * ROW + x, radius, limit, keep, key, TILES_PER_THING * total)
+        # the tile search, where it can win: the tiles it would visit to find `limit` things if they stood
+        # evenly over the blocks (limit * area / total) are within a few times its budget (TILES_PER_THING *
+        # total). Spread-out things (a few dozen over a few blocks) would make it give up after ~100 tiles.
+        if (total > limit and limit * len(inside) * (BLOCK * BLOCK) <= TRY_TILES * total * total
+                and not self.off_grid and 0 <= x < SPAN and radius <= SPAN):
+            found = self._by_tile(y * ROW + x, radius, limit, keep, key, TILES_PER_THING * total, skip)
             if found is not None:
                 return found
         out = []
         for block in inside:
             for thing in block.values():
                 d = abs(thing.x - x) + abs(thing.y - y)
-                if d <= radius and keep(thing):
+                if d <= radius and thing is not skip and keep(thing):
                     out.append((d, thing))
-        out.sort(key=lambda t: (t[0], key(t[1])))
-        return out[:limit]
+        if ordered or len(out) > limit:
+            out.sort(key=lambda t: (t[0], key(t[1])))
+            del out[limit:]
+        return out
 
     def _by_tile(self, at: int, radius: int, limit: int, keep: Callable[[Any], bool], key: Callable[[Any], Any],
-                 budget: int) -> list[tuple[int, Any]] | None:
+                 budget: int, skip: Any = None) -> list[tuple[int, Any]] | None:
         """The nearest-first search tile by tile from the tile keyed ``at``; None once more than ``budget``
         tiles would be visited (the things round are too spread out for it to pay)."""
         get = self.tiles.get
@@ -155,7 +164,8 @@ class Cells:
             budget -= len(layer)
             if budget < 0:
                 return None
-            ring = [thing for offset in layer if (here := get(at + offset)) for thing in here if keep(thing)]
+            ring = [thing for offset in layer if (here := get(at + offset)) for thing in here
+                    if thing is not skip and keep(thing)]
             if ring:
                 if len(ring) > 1:
                     ring.sort(key=key)
