@@ -95,6 +95,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.wounded: dict[str, MobState] = {}
         self._inv_rows: dict[tuple[int, str, int], InvItem] = {}
         self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
+        self._type_notes: dict[str, str] = {}  # node type key -> its rows' note (observe.py)
+        self._mob_notes: dict[str, str] = {}  # mob type key -> a live mob's row note
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
         self._states: dict[str, tuple[PlayerState, tuple, list]] = {}  # the last state built per player
         # messages to every other player in play (team and global chat): a player's mailbox takes them in when

@@ -51,6 +51,8 @@ class Player:
     cells: "Cells | None" = field(default=None, repr=False, compare=False)
     # the engine's roster, told about every change of alive or active (however it is made)
     roster: "Roster | None" = field(default=None, repr=False, compare=False)
+    # what its last observation was built from, reused while it holds (observe.py; only the engine sets it)
+    seen: list | None = field(default=None, repr=False, compare=False)
 
     def place(self, x: int, y: int) -> None:
         """Stand on (x, y): both coordinates, then the index told once (setting x and y in turn tells it twice,

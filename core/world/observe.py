@@ -22,13 +22,36 @@ from .engine_state import manhattan as _dist
 
 
 _BY_DISTANCE_ID = itemgetter(0, 1)  # Nearby order: distance, then id
+_set = object.__setattr__  # past Player.__setattr__, which watches only position and play flags
+
+
+# What validation records as set on a row: every field. Rows are frozen (nothing can add to the set), so one set
+# serves them all (unchecked() would otherwise build one per row).
+_ENTITY_SET = set(Entity.model_fields)
+_INV_SET = set(InvItem.model_fields)
 
 
 def _row(kind: str, id: str, name: str, x: int, y: int, distance: int, level: int | None, hp: int | None,
          max_hp: int | None, note: str) -> Entity:
     """A Nearby row from the engine's own values (every field given, of its type: not validated again)."""
     return unchecked(Entity, {"kind": kind, "id": id, "name": name, "x": x, "y": y, "distance": distance,
-                              "level": level, "hp": hp, "max_hp": max_hp, "note": note})
+                              "level": level, "hp": hp, "max_hp": max_hp, "note": note}, _ENTITY_SET)
+
+
+def _node_note(nt: Any) -> str:
+    """What a node's row says of its type (the same for every node of it while it is not depleted)."""
+    need = f"needs {nt.tool} + {nt.skill} {nt.level}" if nt.tool else f"needs {nt.skill} {nt.level}"
+    return f"{need}; gives {'/'.join(y.item for y in nt.yields[:2])}"
+
+
+def _mob_tags(mt: Any) -> list[str]:
+    """What a mob's row says of its type (the rest of its note is whether it is dead)."""
+    tags = []
+    if mt.boss:
+        tags.append("boss")
+    if mt.aggro_range > 0:
+        tags.append(f"aggressive (range {mt.aggro_range})")
+    return tags
 
 
 class ObservationMixin:
@@ -46,11 +69,12 @@ class ObservationMixin:
         vr = r.view_radius
         cands: list[tuple[int, str, str, Any]] = []
         nodes, mobs = self.nodes, self.mobs
+        live_nodes, live_mobs = nodes.live, mobs.live  # the states made so far (read first: most are)
         for d, kind, ref, eid in self._fixed.near(p.x, p.y, vr):  # nodes and mobs as their live state
             if kind == "resource":
-                ref = nodes[eid]
+                ref = live_nodes.get(eid) or nodes[eid]
             elif kind == "mob":
-                ref = mobs[eid]
+                ref = live_mobs.get(eid) or mobs[eid]
             cands.append((d, eid, kind, ref))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
         for d, q in self._nearest_players(p, vr, r.max_nearby, ordered=False):
@@ -78,11 +102,25 @@ class ObservationMixin:
             p.mailbox.clear()
             if p.chat_dropped:
                 p.chat_dropped = 0
-        inv = [self._inv_item(i, k, n) for i, k, n in p.inv.filled()]
+        # what the player's last observation was built from, reused while it holds: its tile's biome and place,
+        # its inventory's rows (compared with a copy of the slots, which are changed in place)
+        seen = p.seen
+        if seen is None:
+            seen = [None, None, None, None, None, None]
+            _set(p, "seen", seen)
+        x, y = p.x, p.y
+        if seen[0] != x or seen[1] != y:
+            seen[0], seen[1], seen[2], seen[3] = x, y, self._biome_name(x, y), self._place_name(x, y)
+        slots = p.inv.slots
+        if seen[4] == slots:
+            inv = list(seen[5])
+        else:
+            inv = [self._inv_item(i, s[0], s[1]) for i, s in enumerate(slots) if s is not None]
+            seen[4:] = [[s[:] if s is not None else None for s in slots], inv[:]]
         equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
         return unchecked(Observation, {
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
-            "x": p.x, "y": p.y, "biome": self._biome_name(p.x, p.y), "place": self._place_name(p.x, p.y),
+            "x": x, "y": y, "biome": seen[2], "place": seen[3],
             "hp": p.hp, "max_hp": self._max_hp(p), "alive": p.alive, "combat_level": stats.combat_level(p.levels),
             "skills": dict(p.levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": equipment,
             "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
@@ -96,7 +134,7 @@ class ObservationMixin:
             if len(self._inv_rows) > 50_000:
                 self._inv_rows.clear()
             item = self._inv_rows[k] = unchecked(InvItem, {"index": index, "key": key, "name": self.items[key].name,
-                                                           "count": count})
+                                                           "count": count}, _INV_SET)
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
@@ -122,26 +160,24 @@ class ObservationMixin:
     def _new_entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
         if kind == "resource":
             nt = ref.type
-            need = f"needs {nt.tool} + {nt.skill} {nt.level}" if nt.tool else f"needs {nt.skill} {nt.level}"
-            gives = "/".join(y.item for y in nt.yields[:2])
-            note = f"{need}; gives {gives}"
+            note = self._type_notes.get(nt.key)  # (per node type: the type never changes)
+            if note is None:
+                note = self._type_notes[nt.key] = _node_note(nt)
             if ref.respawn_at is not None:
                 note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
             return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                         hp=None, max_hp=None, note=note)
         if kind == "mob":
             mt = ref.type
-            tags = []
-            if mt.boss:
-                tags.append("boss")
-            if mt.aggro_range > 0:
-                tags.append(f"aggressive (range {mt.aggro_range})")
             if ref.respawn_at is not None:
-                tags.append(f"dead, back in {max(1, ref.respawn_at - self.round)} rounds")
+                note = "; ".join([*_mob_tags(mt), f"dead, back in {max(1, ref.respawn_at - self.round)} rounds"])
                 return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
-                            hp=None, max_hp=None, note="; ".join(tags))
+                            hp=None, max_hp=None, note=note)
+            note = self._mob_notes.get(mt.key)
+            if note is None:
+                note = self._mob_notes[mt.key] = "; ".join(_mob_tags(mt))
             return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
-                        hp=ref.hp, max_hp=mt.hp, note="; ".join(tags))
+                        hp=ref.hp, max_hp=mt.hp, note=note)
         if kind == "player":
             return _row(kind=kind, id=eid, name=ref.username, x=ref.x, y=ref.y, distance=d, level=None,
                         hp=None, max_hp=None, note="")

@@ -233,8 +233,22 @@ class GroundItems(dict):
 
     def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
         """(distance, item) within ``radius``, in the order the items were dropped."""
-        seq = self.seq
-        return sorted(self.cells.near(x, y, radius), key=lambda t: seq[t[1].id])
+        if not self:
+            return []
+        buckets, size = self.cells.buckets, self.cells.size
+        out = []
+        for cy in range((y - radius) // size, (y + radius) // size + 1):
+            for cx in range((x - radius) // size, (x + radius) // size + 1):
+                bucket = buckets.get((cx, cy))
+                if bucket:
+                    for item in bucket.values():
+                        d = abs(item.x - x) + abs(item.y - y)
+                        if d <= radius:
+                            out.append((d, item))
+        if len(out) > 1:
+            seq = self.seq
+            out.sort(key=lambda t: seq[t[1].id])
+        return out
 
 
 class LazyStates(Mapping):
