@@ -506,3 +506,15 @@ async def test_a_big_team_collects_less_often_during_its_rounds_and_gives_everyt
     late = [t for r, t, _ in long_.seen if r > 2]  # after the short episode ended
     assert late and set(late) == {episode_module.ROUND_THRESHOLDS}
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_event_timestamps_are_iso_8601_to_the_millisecond(monkeypatch):
+    """``_now`` formats the second once and looks the milliseconds up: the same text as ``isoformat``."""
+    from datetime import datetime, timezone
+
+    from agentworld.core.play import episode as episode_module
+
+    # instants half a millisecond off the boundaries (isoformat rounds to the microsecond first), over many seconds
+    for t in [1_700_000_000 + k * 0.007 + 0.0005 for k in range(3000)] + [0.0004, 1_999_999_999.9994]:
+        monkeypatch.setattr(episode_module.time, "time", lambda t=t: t)
+        assert episode_module._now() == datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")

@@ -1,13 +1,16 @@
 """Records the engine makes without validation (core/world/unchecked.py) are exactly what validation makes
 from the same values: every observation, Nearby and inventory row, player state, turn status, tool result
-and effects (the tick's too) of real episodes, compared field by field, type by type, and as JSON."""
+and effects (the tick's too), turn event and the gate's call records of real episodes, compared field by
+field, type by type, and as JSON."""
 
 import asyncio
 
+import pytest
 from pydantic import BaseModel
 
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.policies import PolicyTeam, RandomPolicy
+from agentworld.core.play.records import RawCall, TurnEvent
 from agentworld.core.runs.bench_play import scale_task
 from agentworld.core.tasks.task import find_task
 from agentworld.core.world.observation import Entity, InvItem, Observation
@@ -55,8 +58,9 @@ class Recording(PolicyTeam):
 
 def play(task, seed: int):
     team = Recording(seed)
-    states, statuses = [], []
-    ep = Episode(task, team, seed=seed, framework="random")
+    states, statuses, events = [], [], []
+    ep = Episode(task, team, seed=seed, framework="random",
+                 progress=lambda e: events.append(e) if isinstance(e, TurnEvent) else None)
     first = ep._turn
 
     async def turn(agent_id, rnd):  # after each turn: every player's state and the status the event carries
@@ -66,11 +70,11 @@ def play(task, seed: int):
 
     ep._turn = turn
     asyncio.run(ep.run())
-    return team.observations, states, statuses, team.results + [eff for _, eff in ep.history]
+    return team.observations, states, statuses, team.results + [eff for _, eff in ep.history] + events
 
 
 def test_unchecked_records_of_real_episodes_equal_validated_ones():
-    seen, kinds, errors = 0, set(), set()
+    seen, kinds, errors, turns, calls = 0, set(), set(), 0, 0
     for task, seed in ((find_task("task_08_convoy").model_copy(update={"rounds": 12}), 1),
                        (find_task("task_04_goblins").model_copy(update={"rounds": 12}), 5),
                        (scale_task(40, 6, packed=True, seed=2), 2)):
@@ -79,11 +83,35 @@ def test_unchecked_records_of_real_episodes_equal_validated_ones():
         for m in {id(m): m for m in [*observations, *states, *statuses, *results]}.values():  # kept ones once
             assert_as_validated(m)
             seen += 1
+            if isinstance(m, TurnEvent):  # the gate's records of the calls are in its raw calls
+                assert m.model_fields_set == set(TurnEvent.model_fields) - {"type"}  # as TurnEvent(...) records
+                turns += 1
+                calls += sum(type(c) is RawCall for c in m.raw_calls)
         rows = [r for o in observations for r in [*o.nearby, *o.inventory]]
         assert {type(r) for r in rows} == {Entity, InvItem}
         kinds |= {r.kind for o in observations for r in o.nearby}
     assert kinds >= {"player", "resource", "mob", "station", "npc", "portal"} and seen > 500
     assert errors >= {None, "invalid", "out_of_range", "no_station", "level_too_low"}  # successes and failures
+    assert turns > 300 and calls >= turns
+
+
+@pytest.mark.parametrize("loose", [{"model_latency_s": 1}, {"tokens_in": True}, {"context_trimmed": 2.0}])
+def test_a_turn_event_whose_team_part_validation_would_convert_is_validated(loose):
+    """The episode skips validating a turn event only when the team's outcome has exactly the types
+    validation keeps: a latency of int 1 becomes 1.0, tokens of True become 1, as validation makes them."""
+    from agentworld.core.play.protocol import TurnOutcome
+
+    class Loose(PolicyTeam):
+        async def act(self, turn):
+            await super().act(turn)
+            return TurnOutcome.model_construct(**loose)
+
+    ep = Episode(find_task("task_08_convoy").model_copy(update={"rounds": 1}), Loose(RandomPolicy(0)), seed=0)
+    asyncio.run(ep.run())
+    turns = [e for e in ep.events if isinstance(e, TurnEvent)]
+    (name, value), = loose.items()
+    want = TurnEvent.model_fields[name].annotation
+    assert turns and all(type(getattr(e, name)) is want and getattr(e, name) == value for e in turns)
 
 
 def test_the_check_above_catches_a_value_of_the_wrong_type():

@@ -29,9 +29,9 @@ import weakref
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence, get_args
 
-from ..world.effects import Effects, ToolResult
+from ..world.effects import Effects, ErrorKind, ToolResult
 from ..world.observation import ChatMessage, PartyMember
 from .prompts import Brief, render_user, team_briefs
 from . import calls
@@ -53,22 +53,23 @@ Progress = Callable[[Any], Any]  # called with every event; a returned text asks
 
 
 _SECOND: list[Any] = [None, ""]  # the last whole second a timestamp was made in, and its text
+_MILLIS = tuple(f".{ms:03d}+00:00" for ms in range(1000))  # a timestamp's tail after its second, per millisecond
 
 
 def _now() -> str:
     """UTC now, ISO 8601 to the millisecond (``datetime.isoformat(timespec="milliseconds")``'s text); the
-    date and time of day are formatted once a second (every event is stamped)."""
+    date and time of day are formatted once a second (every event is stamped), the milliseconds looked up."""
     t = time.time()
     second = int(t)
     if second != _SECOND[0]:
         _SECOND[:] = [second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")]
-    return f"{_SECOND[1]}.{int((t - second) * 1000):03d}+00:00"
+    return _SECOND[1] + _MILLIS[int((t - second) * 1000)]
 
 
 # ---------------------------------------------------------------------------------------------------
 # The turn gate
 # ---------------------------------------------------------------------------------------------------
-@dataclass
+@dataclass(slots=True)
 class GateRecord:
     """What happened at the gate during one turn."""
 
@@ -125,8 +126,11 @@ class TurnGate:
         self.outcome: EpisodeOutcome | None = None  # how the episode ended, once it has
         self.turns: dict[str, Turn] = {}  # the latest Turn each agent was handed (observation, prompts)
         self._record: GateRecord | None = None
-        self._changed = asyncio.Event()
-        self._first_call = asyncio.Event()
+        # waking waiters: events made only when someone waits (an in-process team never does, and three new
+        # events a turn were a cost of every turn); a waiter takes the event, the next change sets and drops it
+        self._changed: asyncio.Event | None = None
+        self._first_call: asyncio.Event | None = None
+        self._called = False  # the open turn's call has executed, or that turn or the episode ended
         self.stray: dict[str, list[RefusedCall]] = {}  # out-of-turn calls, reported on the caller's next turn
         self.world_error: WorldUnavailable | None = None  # the world went away during a call: the episode ends
         self.key = next(_gate_keys)
@@ -140,15 +144,15 @@ class TurnGate:
         self.current, self.round = agent_id, round
         if turn is not None:
             self.turns[agent_id] = turn
-        self._record = GateRecord(agent_id=agent_id, round=round)
-        self._first_call = asyncio.Event()
+        self._record = GateRecord(agent_id, round)
+        self._first_call, self._called = None, False
         self._notify()
 
     def close(self) -> GateRecord:
         if self._record is None:
             raise RuntimeError("turn gate: close() without an open turn")
         record, self._record, self.current = self._record, None, None
-        self._first_call.set()  # wake anyone waiting on this turn: it is over either way
+        self._set_called()  # wake anyone waiting on this turn: it is over either way
         self._notify()
         return record
 
@@ -156,12 +160,19 @@ class TurnGate:
         """The episode is over: wake every waiter; every later call is refused (and told ``outcome``)."""
         self.finished = True
         self.outcome = outcome
-        self._first_call.set()
+        self._set_called()
         self._notify()
 
     def _notify(self) -> None:
-        ev, self._changed = self._changed, asyncio.Event()
-        ev.set()
+        ev, self._changed = self._changed, None
+        if ev is not None:
+            ev.set()
+
+    def _set_called(self) -> None:
+        self._called = True
+        ev = self._first_call
+        if ev is not None:
+            ev.set()
 
     # -- the agents' side ---------------------------------------------------------------------------
     def port(self, agent_id: str) -> GatePort:
@@ -193,10 +204,10 @@ class TurnGate:
         stored = sanitize(value if problem is None else emitted)
         as_object = stored if isinstance(stored, dict) and problem is None else {calls.RAW_ARGUMENTS: stored}
         reason = self._refusal(agent_id, rec)
-        if rec is not None and rec.agent_id == agent_id:
-            rec.calls.append(RawCall(name=name, arguments=stored))
+        if rec is not None and rec.agent_id == agent_id:  # records of the gate's own values, not validated again
+            rec.calls.append(unchecked(RawCall, {"name": name, "arguments": stored}))
         if reason is not None:
-            refused = RefusedCall(tool=name, arguments=as_object, reason=reason)
+            refused = unchecked(RefusedCall, {"tool": name, "arguments": as_object, "reason": reason})
             if rec is not None and rec.agent_id == agent_id:
                 rec.refused.append(refused)
             else:
@@ -225,7 +236,7 @@ class TurnGate:
                                                           f"({type(exc).__name__}); this turn is not held against you.")
         rec.tool_s = time.perf_counter() - t0
         rec.result = result
-        self._first_call.set()
+        self._set_called()
         return result
 
     async def wait_turn(self, agent_id: str, timeout: float | None = None) -> bool:
@@ -239,6 +250,8 @@ class TurnGate:
             if self.finished or not self.is_active(agent_id):
                 return False
             ev = self._changed
+            if ev is None:
+                ev = self._changed = asyncio.Event()
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 return False
@@ -249,7 +262,11 @@ class TurnGate:
 
     async def wait_first_call(self, timeout: float | None = None) -> bool:
         """Wait until the open turn's call has executed (or the turn/episode ended). False on timeout."""
+        if self._called:
+            return True
         ev = self._first_call
+        if ev is None:
+            ev = self._first_call = asyncio.Event()
         try:
             await asyncio.wait_for(ev.wait(), timeout)
         except (asyncio.TimeoutError, TimeoutError):
@@ -341,6 +358,33 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
         "inventory": inventory if inventory is not None else [{"key": s.item, "name": s.name, "count": s.count}
                                                               for s in st.inventory],
         "xp": sum(st.xp.values()), "equipment": dict(st.equipment)})
+
+
+_ERROR_KINDS = frozenset(get_args(ErrorKind))
+_STR_OR_NONE = (str, type(None))
+
+
+def turn_event(values: dict[str, Any]) -> TurnEvent:
+    """The turn event holding ``values`` (every field, in the class's order). The episode and the gate made all
+    but the team's part themselves; when the team's part (its outcome and trace: thinking, tokens, latency,
+    errors, calls and model attempts) and the world's result have exactly the types validation would keep,
+    nothing is validated again (``unchecked``: validating only copied them, ~17 of a turn's ~500 us at 1,000
+    agents); otherwise the event is validated as always (converting, or refusing, what it must).
+    ``tests/test_unchecked.py`` compares the events of real episodes with validated ones."""
+    v = values
+    if (type(v["thinking"]) is str and type(v["tokens_in"]) is int and type(v["tokens_out"]) is int
+            and type(v["model_latency_s"]) is float and type(v["context_trimmed"]) is int
+            and type(v["infra_error"]) in _STR_OR_NONE and type(v["harness_error"]) in _STR_OR_NONE
+            and type(v["ok"]) is bool and type(v["result"]) is str and type(v["effects"]) is Effects
+            and (v["error"] is None or type(v["error"]) is str and v["error"] in _ERROR_KINDS)
+            and all(type(c) is RawCall for c in v["raw_calls"]) and all(type(a) is ModelAttempt for a in v["attempts"])
+            and all(type(r) is RefusedCall for r in v["refused"])):
+        return unchecked(TurnEvent, v, set(_TURN_GIVEN))
+    del v["type"]
+    return TurnEvent(**v)
+
+
+_TURN_GIVEN = tuple(n for n in TurnEvent.model_fields if n != "type")  # validation records the type as not given
 
 
 class SystemPrompts(Mapping[str, str]):
@@ -684,14 +728,15 @@ class Episode:
         tokens_out = outcome.tokens_out or sum(a.tokens_out for a in trace.attempts)
         self._counts["tokens_in"] += tokens_in
         self._counts["tokens_out"] += tokens_out
-        event = TurnEvent(
-            step=self._step, round=rnd, agent=agent_id, username=agent.username, tool=rec.tool,
-            arguments=rec.arguments, parsed_arguments=rec.parsed, ok=result.ok, result=result.text, error=error,
-            effects=result.effects, refused=refused, counts_as_action=counts, status=status,
-            thinking=sanitize(outcome.thinking), tokens_in=tokens_in, tokens_out=tokens_out,
-            model_latency_s=outcome.model_latency_s, harness_s=harness, infra_error=outcome.infra_error,
-            harness_error=harness_error, raw_calls=raw_calls, attempts=list(trace.attempts),
-            context_trimmed=outcome.context_trimmed, timestamp=_now())
+        event = turn_event({
+            "type": "turn", "step": self._step, "round": rnd, "agent": agent_id, "username": agent.username,
+            "tool": rec.tool, "arguments": rec.arguments, "parsed_arguments": rec.parsed, "ok": result.ok,
+            "result": result.text, "error": error, "effects": result.effects, "refused": refused,
+            "counts_as_action": counts, "status": status, "thinking": sanitize(outcome.thinking),
+            "tokens_in": tokens_in, "tokens_out": tokens_out, "model_latency_s": outcome.model_latency_s,
+            "harness_s": harness, "infra_error": outcome.infra_error, "harness_error": harness_error,
+            "raw_calls": raw_calls, "attempts": list(trace.attempts), "context_trimmed": outcome.context_trimmed,
+            "timestamp": _now()})
         self._step += 1
         t2 = time.perf_counter()
         self._emit(event)
