@@ -14,8 +14,9 @@ the installed distributions once per process.
 from __future__ import annotations
 
 import importlib
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import pluggy
 
@@ -45,22 +46,32 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 )
 
 
-# The built-in plugins that add commands, in the order above. The command line builds its commands from
-# these and from entry points alone, so `agentworld --help` imports no framework, judge or verifier; a
-# command that needs the registries reaches the full host when it runs. (tests/test_startup.py checks
-# that this lists exactly the built-in plugins with a register_commands hook.)
-COMMAND_PLUGINS: tuple[str, ...] = (
-    "agentworld.core.cli.world",
-    "agentworld.core.runs.bench",
-    "agentworld.core.cli.tasks",
-    "agentworld.mcp_server.plugin",
-    "agentworld.core.cli.cce",
-    "agentworld.core.cli.runs",
-    "agentworld.core.cli.prove",
-    "agentworld.core.cli.analyze",
-    "agentworld.core.cli.tables",
-    "agentworld.core.cli.augment",
-)
+# The built-in plugins that add commands, in the order above, each with the top-level commands it adds or
+# adds to (core/cli/prove.py and augment.py add subcommands to `tasks`, mcp_server/plugin.py `mcp-load` to
+# `bench`). The command line builds its commands from these and from entry points alone, so `agentworld
+# --help` imports no framework, judge or verifier; a command that needs the registries reaches the full host
+# when it runs. `agentworld COMMAND` imports only the plugins that add or extend COMMAND (register_commands'
+# lazy mode). tests/test_startup.py checks that this lists exactly the built-in plugins with a
+# register_commands hook, and the commands each one adds or extends.
+COMMAND_PLUGINS: dict[str, tuple[str, ...]] = {
+    "agentworld.core.cli.world": ("world", "tools"),
+    "agentworld.core.runs.bench": ("bench",),
+    "agentworld.core.cli.tasks": ("tasks", "export"),
+    "agentworld.mcp_server.plugin": ("serve", "mcp-stdio", "bench"),
+    "agentworld.core.cli.cce": ("cce",),
+    "agentworld.core.cli.runs": ("run", "report"),
+    "agentworld.core.cli.prove": ("tasks",),
+    "agentworld.core.cli.analyze": ("analyze",),
+    "agentworld.core.cli.tables": ("baselines", "ablations"),
+    "agentworld.core.cli.augment": ("tasks",),
+}
+
+
+# The command plugins with no other hook. The host of the registries (frameworks, judges, verifiers, worlds,
+# tool servers) registers them only when it is asked for commands or for the list of plugins, so a command
+# that reads a registry (`run`) does not import every other command's module. (tests/test_startup.py checks
+# that each of these has register_commands as its only hook.)
+COMMANDS_ONLY: frozenset[str] = frozenset(COMMAND_PLUGINS) - {"agentworld.mcp_server.plugin"}
 
 
 @dataclass(frozen=True)
@@ -96,11 +107,14 @@ def _new_manager() -> pluggy.PluginManager:
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
+    """The host: every built-in plugin but the command-only ones (:func:`_with_commands` adds them), then the
+    entry points', then those registered by hand."""
     global _pm
     if _pm is None:
         pm = _new_manager()
         for path in DEFAULT_PLUGINS:
-            pm.register(importlib.import_module(path), name=path)
+            if path not in COMMANDS_ONLY:
+                pm.register(importlib.import_module(path), name=path)
             _sources[path] = "builtin"
         for name, dist in _load_entrypoints(pm):
             _sources[name] = f"entrypoint:{dist}"
@@ -108,17 +122,74 @@ def get_plugin_manager() -> pluggy.PluginManager:
     return _pm
 
 
-def register_commands(cli: Any) -> None:
-    """Let every command plugin (built-in command modules, entry points, plugins registered by hand) add
-    its commands to ``cli``. Uses the full host once it exists; before that, a manager of the command
-    plugins only, which keeps start-up light."""
-    if _pm is not None:
-        _pm.hook.register_commands(cli=cli)
-        return
+def _with_commands() -> pluggy.PluginManager:
+    """The host with the command-only built-ins registered too (for the list of plugins)."""
+    pm = get_plugin_manager()
+    for path in DEFAULT_PLUGINS:
+        if path in COMMANDS_ONLY and not pm.has_plugin(path) and not pm.is_blocked(path):
+            pm.register(importlib.import_module(path), name=path)
+    return pm
+
+
+def _host_commands(cli: Any) -> None:
+    """Every plugin's commands once the host exists, called in the order a host of all of them in its
+    registration order would call them: the built-in command plugins, then the others (entry points, by
+    hand); pluggy calls the last registered first."""
     pm = _new_manager()
     for path in COMMAND_PLUGINS:
         pm.register(importlib.import_module(path), name=path)
+    for plugin in get_plugin_manager().get_plugins():
+        name = get_plugin_manager().get_name(plugin)
+        if _sources.get(name) != "builtin":
+            pm.register(plugin, name=name)
+    pm.hook.register_commands(cli=cli)
+
+
+def register_commands(cli: Any, lazy: bool = False) -> None:
+    """Let every command plugin (built-in command modules, entry points, plugins registered by hand) add
+    its commands to ``cli``. Uses the full host once it exists; before that, a manager of the command
+    plugins only, which keeps start-up light.
+
+    ``lazy`` (the ``agentworld`` program): the built-in command modules are imported when ``cli`` is asked
+    for one of their commands (:func:`load_commands`, called by the command line's group), so a command
+    imports only its own module. Not when an entry-point plugin adds commands: it may add to a built-in
+    group, so everything is registered at once, as without ``lazy``."""
+    if _pm is not None:
+        _host_commands(cli)
+        return
+    pm = _new_manager()
+    if lazy:
+        _load_entrypoints(pm)
+        if not pm.hook.register_commands.get_hookimpls():
+            _lazy_groups[cli] = set()
+            return
+        pm = _new_manager()  # registered after the built-ins, as below
+    for path in COMMAND_PLUGINS:
+        pm.register(importlib.import_module(path), name=path)
     _load_entrypoints(pm)
+    pm.hook.register_commands(cli=cli)
+
+
+# command groups whose built-in commands are registered on demand -> the command plugins already registered
+_lazy_groups: "weakref.WeakKeyDictionary[Any, set[str]]" = weakref.WeakKeyDictionary()
+
+
+def load_commands(cli: Any, names: Iterable[str] | None = None) -> None:
+    """For a group ``register_commands(cli, lazy=True)`` left to fill on demand: register the built-in command
+    plugins that add or extend any of ``names`` (None: all of them), each once, those of one call together
+    (so that a ``trylast`` hook runs after the group it extends). Nothing for any other group."""
+    done = _lazy_groups.get(cli)
+    if done is None:
+        return
+    wanted = None if names is None else set(names)
+    paths = [p for p, commands in COMMAND_PLUGINS.items()
+             if p not in done and (wanted is None or wanted.intersection(commands))]
+    if not paths:
+        return
+    pm = _new_manager()
+    for path in paths:
+        pm.register(importlib.import_module(path), name=path)
+    done.update(paths)
     pm.hook.register_commands(cli=cli)
 
 
@@ -209,7 +280,7 @@ def worlds() -> dict[str, Registered]:
 
 def plugin_table() -> list[dict[str, Any]]:
     """One row per loaded plugin: name, source, and what it registered."""
-    pm = get_plugin_manager()
+    pm = _with_commands()
     rows = []
     regs = _collect()
     for plugin in pm.get_plugins():

@@ -17,7 +17,8 @@ HEAVY = ("pydantic", "yaml", "rich", "jinja2", "numpy", "networkx", "asyncio", "
 # YAML only parses task files: a warm run reads its unchanged task from the task cache (taskcache.py)
 # the live view shows nothing on a pipe (the run's output here), so rich.live is not imported for one
 NOT_FOR_A_SCRIPTED_RUN = ("numpy", "jinja2", "networkx", "httpx", "mcp", "PIL", "openai", "uvicorn", "starlette",
-                          "yaml", "agentworld.core.yamlio", "rich.live",
+                          "yaml", "agentworld.core.yamlio", "rich.live", "agentworld.mcp_server.bench",
+                          *(p for p in plugins.COMMANDS_ONLY if p != "agentworld.core.cli.runs"),
                           "agentworld.plugins.agents.common", "agentworld.plugins.agents.openai_team",
                           "agentworld.core.world.generate", "agentworld.core.cce")
 
@@ -39,7 +40,64 @@ def _defines_register_commands(module: str) -> bool:
 
 
 def test_command_plugins_are_exactly_the_builtins_with_commands_in_order():
-    assert plugins.COMMAND_PLUGINS == tuple(p for p in plugins.DEFAULT_PLUGINS if _defines_register_commands(p))
+    assert tuple(plugins.COMMAND_PLUGINS) == tuple(p for p in plugins.DEFAULT_PLUGINS if _defines_register_commands(p))
+
+
+def test_the_registries_host_leaves_out_exactly_the_command_only_plugins():
+    """The host registers the built-in command plugins whose only hook is register_commands when commands or
+    the plugin list are asked of it (a run reads the registries only); every other built-in at once."""
+    def hooks(path):
+        module = importlib.import_module(path)
+        return {n for n in plugins.HOOK_NAMES if hasattr(getattr(module, n, None), "agentworld_impl")}
+
+    assert plugins.COMMANDS_ONLY == {p for p in plugins.COMMAND_PLUGINS if hooks(p) == {"register_commands"}}
+    rows = {r["name"]: r for r in plugins.plugin_table()}
+    assert set(plugins.DEFAULT_PLUGINS) <= set(rows)  # the list shows them all
+    assert rows["agentworld.core.cli.runs"]["hooks"] == ["register_commands"]
+
+
+SHAPE = """
+import json, sys, click
+from agentworld.core import plugins
+from agentworld.core.cli import cli
+
+def shape(c):
+    out = {"params": sorted(p.name for p in c.params), "help": c.help}
+    if isinstance(c, click.Group):
+        out["commands"] = {n: shape(s) for n, s in sorted(c.commands.items())}
+    return out
+
+name = sys.argv[1]
+if name == "*":
+    plugins.register_commands(cli)
+    print(json.dumps({n: shape(c) for n, c in cli.commands.items()}))
+else:
+    plugins.register_commands(cli, lazy=True)
+    command = cli.get_command(click.Context(cli), name)
+    print(json.dumps({"shape": shape(command) if command else None,
+                      "modules": sorted(m for m in sys.modules if m in plugins.COMMAND_PLUGINS)}))
+"""
+
+
+def test_a_command_looked_up_alone_is_the_command_with_every_plugin_loaded():
+    """`agentworld COMMAND` registers only the command plugins COMMAND_PLUGINS names for COMMAND (main's lazy
+    mode): in a fresh process each command so built has the same subcommands, options and help as with
+    every plugin registered, so the map misses no plugin that adds or extends a command; `run` imports no
+    other command's module."""
+    def start(name):
+        return subprocess.Popen([sys.executable, "-c", SHAPE, name], stdout=subprocess.PIPE, text=True)
+
+    full_proc = start("*")
+    names = sorted({n for commands in plugins.COMMAND_PLUGINS.values() for n in commands})
+    procs = {name: start(name) for name in names}
+    full = json.loads(full_proc.communicate(timeout=120)[0])
+    assert set(full) - {"plugins"} == set(names)  # every command is in the map ("plugins" is the group's own)
+    for name, proc in procs.items():
+        got = json.loads(proc.communicate(timeout=120)[0])
+        assert proc.returncode == 0
+        assert got["shape"] == full[name], f"`{name}` built alone differs: fix COMMAND_PLUGINS"
+        if name == "run":
+            assert got["modules"] == ["agentworld.core.cli.runs"]
 
 
 def test_commands_come_from_the_full_host_once_it_exists():

@@ -17,7 +17,21 @@ from ... import __version__
 from .. import plugins
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``agentworld`` group. After ``register_commands(cli, lazy=True)`` (``main``), a built-in command's
+    plugin module is imported when the command is looked up, and all of them when commands are listed
+    (``--help``, shell completion); otherwise a plain group."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        plugins.load_commands(self, [cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        plugins.load_commands(self)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="agentworld")
 def cli() -> None:
     """AgentWorld: benchmark long-horizon collaboration of LLM agent teams."""
@@ -51,7 +65,7 @@ def main() -> None:
     out of the cyclic collector's sight first (``gc.freeze``), so that the interpreter's collections at exit
     do not scan it all to free what the operating system takes back anyway (after a run's episodes, up to a
     few hundred milliseconds)."""
-    _load_commands()
+    plugins.register_commands(cli, lazy=True)  # a command's module is imported when it runs
     try:
         cli()
     finally:
