@@ -8,7 +8,7 @@ so a killed run leaves a readable prefix.
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..tasks.verify import Checkpoint
 from ..world.effects import Effects, ErrorKind
@@ -119,7 +119,8 @@ class EndEvent(BaseModel):
 
 
 Event = Annotated[Union[StartEvent, TurnEvent, TickEvent, EndEvent], Field(discriminator="type")]
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+# built on first use (reading a trajectory back): a run that only writes events never needs it
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event, config=ConfigDict(defer_build=True))
 
 
 def parse_event(line: str) -> StartEvent | TurnEvent | TickEvent | EndEvent:

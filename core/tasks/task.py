@@ -10,10 +10,9 @@ A task in the paper's own format (``agent_N`` blocks, no ``verifier``, no ``id``
 from the file name and it is marked unverifiable (``task.verifiable`` is False).
 """
 
-import difflib
+import os
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,6 +62,8 @@ class TaskError(ValueError):
 
 def did_you_mean(word: str, choices: Any, what: str) -> str:
     """A fix hint: ``did you mean 'stick'?`` or a short list of what exists."""
+    import difflib  # for error messages only: not imported by a run that has none
+
     choices = sorted(set(choices))
     close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     if close:
@@ -426,10 +427,35 @@ def _validated(task: Task, file: str, world: "LoadedWorld | None" = None) -> Tas
 def suite_files(suite: str) -> list[Path]:
     if suite not in SUITES:
         raise ValueError(f"unknown task suite {suite!r}; suites: {', '.join(SUITES)}")
-    root = resources.files("agentworld.tasks") / suite
+    root = _suite_dir(suite)
     if not root.is_dir():
         return []
-    return sorted(Path(str(f)) for f in root.iterdir() if f.name.endswith((".yaml", ".yml")))
+    return sorted(f for f in root.iterdir() if f.name.endswith((".yaml", ".yml")))
+
+
+def _suite_dir(suite: str) -> Path:
+    """The folder of a shipped suite, in the installed package ``agentworld.tasks`` (the package's own folder:
+    ``importlib.resources`` would give the same path, after importing its readers)."""
+    from ... import tasks as shipped
+
+    return Path(shipped.__file__).parent / suite
+
+
+def _shipped_file(ref: str) -> Path | None:
+    """The file ``find_task`` would find by name for a shipped task id: ``<ref>.yaml`` (or ``.yml``) in the first
+    suite that has one, without listing the suites (a name with a path separator is no id)."""
+    if not ref or ref != Path(ref).name:
+        return None
+    for suite in SUITES:
+        root = _suite_dir(suite)
+        try:
+            names = set(os.listdir(root))
+        except OSError:
+            continue
+        for ext in (".yaml", ".yml"):  # the order of suite_files' sorted names: '.yaml' < '.yml'
+            if ref + ext in names:
+                return root / (ref + ext)
+    return None
 
 
 def load_suite(suite: str = "main", *, validate: bool = True) -> list[Task]:
@@ -456,6 +482,9 @@ def find_task(ref: str, *, validate: bool = True) -> Task:
     p = Path(ref)
     if p.suffix in (".yaml", ".yml") or p.is_file():
         return load_task(p, validate=validate)
+    shipped = _shipped_file(ref)
+    if shipped is not None:
+        return load_task(shipped, validate=validate)
     ids: list[str] = []
     for suite in SUITES:
         for f in suite_files(suite):
