@@ -409,6 +409,9 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     was_collecting = gc.isenabled()
     gc.disable()
     try:
+        from .. import plugins
+
+        plugins.share_scan_with_pydantic()  # before the first model class is built (run_spec's)
         from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
         from ..runs.runner import RunDir
 
