@@ -1,5 +1,6 @@
-"""An observation reuses what it can (Nearby and inventory rows, a node or mob type's note, the biome and place of
-the tile the player stood on last time, the inventory rows of its last observation): whatever happened since,
+"""An observation reuses what it can (Nearby and inventory rows, kept on the things they show or in the world's
+table, a node or mob type's note, the biome and place of the tile the player stood on last time, the inventory
+rows of its last observation): whatever happened since,
 it must equal the observation built with every such reuse emptied, all through real episodes (moves, harvests
 and depletions, fights and deaths, pick-ups, crafts, equips, transfers, chat)."""
 
@@ -15,19 +16,20 @@ def from_scratch(w, agent_id: str):
     """The agent's view with nothing reused (the kept values are an implementation detail)."""
     kept = (w._entity_rows, w._inv_rows, w._type_notes, w._mob_notes)
     saved = [dict(k) for k in kept]
-    seen = {a: p.seen for a, p in w.players.items()}
+    things = [*w.players.values(), *w.nodes.live.values(), *w.mobs.live.values()]
+    on_things = [(t, name, getattr(t, name)) for t in things for name in ("seen", "shown") if hasattr(t, name)]
     for k in kept:
         k.clear()
-    for p in w.players.values():
-        object.__setattr__(p, "seen", None)
+    for t, name, _ in on_things:
+        object.__setattr__(t, name, None)
     try:
         return w.peek(agent_id)
     finally:  # put the kept values back, so that the episode goes on reusing them
         for k, old in zip(kept, saved):
             k.clear()
             k.update(old)
-        for a, p in w.players.items():
-            object.__setattr__(p, "seen", seen[a])
+        for t, name, value in on_things:
+            object.__setattr__(t, name, value)
 
 
 def play_checking(task, seed: int) -> tuple[int, set[str]]:

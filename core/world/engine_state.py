@@ -53,6 +53,8 @@ class Player:
     roster: "Roster | None" = field(default=None, repr=False, compare=False)
     # what its last observation was built from, reused while it holds (observe.py; only the engine sets it)
     seen: list | None = field(default=None, repr=False, compare=False)
+    # the Nearby rows showing it to others, by distance, while it stands on the tile they were made for (observe.py)
+    shown: list | None = field(default=None, repr=False, compare=False)
 
     def place(self, x: int, y: int) -> None:
         """Stand on (x, y): both coordinates, then the index told once (setting x and y in turn tells it twice,
@@ -92,6 +94,7 @@ class NodeState:
     y: int
     left: int  # gathers left before depletion
     respawn_at: int | None = None  # round from which it is available again (None: available)
+    shown: dict | None = field(default=None, repr=False, compare=False)  # its Nearby rows by distance (observe.py)
 
 
 @dataclass(slots=True)
@@ -102,6 +105,7 @@ class MobState:
     y: int
     hp: int
     respawn_at: int | None = None  # None: alive
+    shown: list | None = field(default=None, repr=False, compare=False)  # [hp, its Nearby rows by distance] (observe.py)
 
 
 @dataclass(slots=True)

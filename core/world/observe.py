@@ -140,16 +140,38 @@ class ObservationMixin:
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
         """The observation's row for one nearby thing. Rows are immutable values like inventory rows, and the
         same ones recur turn after turn (a crowd sees the same players, a village the same stations): they
-        are reused, keyed by everything a row shows."""
+        are reused. A player's, a node's and a mob's rows are kept on the thing itself, by distance, while the
+        rest of what they show holds (the player's tile, the live mob's HP, the node not depleted): the thing is
+        read anyway, and the world's table of rows is not (at 1,000 agents, a cold lookup in a big dict per
+        row). The other rows are kept in that table, keyed by everything they show."""
+        rows: dict[int, Entity] | None = None
         if kind == "player":
-            k: tuple = (kind, eid, ref.x, ref.y, d)
-        elif kind in ("resource", "mob"):
+            shown = ref.shown
+            if shown is None or shown[0] != ref.x or shown[1] != ref.y:
+                shown = [ref.x, ref.y, {}]
+                _set(ref, "shown", shown)
+            rows = shown[2]
+        elif kind == "resource" and ref.respawn_at is None:
+            rows = ref.shown
+            if rows is None:
+                rows = ref.shown = {}
+        elif kind == "mob" and ref.respawn_at is None:
+            shown = ref.shown
+            if shown is None or shown[0] != ref.hp:
+                shown = ref.shown = [ref.hp, {}]
+            rows = shown[1]
+        if rows is not None:
+            row = rows.get(d)
+            if row is None:
+                row = rows[d] = self._new_entity(d, eid, kind, ref)
+            return row
+        if kind in ("resource", "mob"):  # depleted or dead: the row counts the rounds until it is back
             back = None if ref.respawn_at is None else max(1, ref.respawn_at - self.round)
-            k = (kind, eid, ref.x, ref.y, d, back, ref.hp if kind == "mob" else None)
+            k = (kind, eid, ref.x, ref.y, d, back)
         elif kind == "ground_item":
             k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d)
         else:  # portals, stations and NPCs never change
-            k = (kind, eid, d)
+            k: tuple = (kind, eid, d)
         row = self._entity_rows.get(k)
         if row is None:
             if len(self._entity_rows) > 20_000:  # bounded: a long episode visits ever new rows
