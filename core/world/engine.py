@@ -76,7 +76,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.stations = list(loaded.stations)
         self.portal_ends: list[PortalEnd] = fixed.portal_ends
         self.max_aggro = max((mob_types[m.type].aggro_range for m in loaded.mobs), default=0)
-        # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref)]
+        # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref, entity id)]
         # (nodes and mobs by placement, resolved to their live state when found; portals, stations, npcs)
         self._cells = fixed.cells
         self._fixed = fixed
@@ -1056,17 +1056,18 @@ class FixedIndex:
         self.nodes = {n.id: n for n in loaded.nodes}
         self.mobs = {m.id: m for m in loaded.mobs}
         self.portal_ends: list[PortalEnd] = portal_ends(loaded.data.portals)
-        cells: dict[tuple[int, int], list[tuple[int, int, str, Any]]] = defaultdict(list)
+        # (x, y, kind, placement or fixed thing, entity id) by bucket
+        cells: dict[tuple[int, int], list[tuple[int, int, str, Any, str]]] = defaultdict(list)
         for n in loaded.nodes:
-            cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n))
+            cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n, n.id))
         for m in loaded.mobs:
-            cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m))
+            cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m, m.id))
         for e in self.portal_ends:
-            cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e))
+            cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e, e.id))
         for s in loaded.stations:
-            cells[(s.x // CELL, s.y // CELL)].append((s.x, s.y, "station", s))
+            cells[(s.x // CELL, s.y // CELL)].append((s.x, s.y, "station", s, f"{s.kind}@{s.x},{s.y}"))
         for npc in loaded.data.npcs:
-            cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc))
+            cells[(npc.x // CELL, npc.y // CELL)].append((npc.x, npc.y, "npc", npc, npc.key))
         self.cells = dict(cells)
         # landmarks by the buckets their radius reaches: a tile's place name reads a few, not all of them
         places: dict[tuple[int, int], list[Any]] = defaultdict(list)
@@ -1090,11 +1091,9 @@ class FixedIndex:
             cells = self.cells
             for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
                 for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
-                    for ex, ey, kind, ref in cells.get((cx, cy), ()):
+                    for ex, ey, kind, ref, eid in cells.get((cx, cy), ()):
                         d = abs(ex - x) + abs(ey - y)
                         if d <= radius:
-                            eid = ref.key if kind == "npc" else (f"{ref.kind}@{ref.x},{ref.y}" if kind == "station"
-                                                                 else ref.id)
                             out.append((d, kind, ref, eid))
             found = tuple(out)
             if len(self._near) >= self.NEAR_KEEP:
