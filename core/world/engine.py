@@ -35,6 +35,7 @@ from .pathing import reachable, route
 
 _set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
 _username = attrgetter("username")
+_STATE_SET = frozenset(PlayerState.model_fields)  # what validation records as set on a player state: every field
 
 
 def _in_play(q: Player) -> bool:
@@ -624,7 +625,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             "equipment_counts": old.equipment_counts if same_eq else {slot: e[1] for slot, e in equipment.items()},
             "kills": old.kills if same_kills else dict(sorted(p.kills.items())),
             "crafted": old.crafted if same_crafted else dict(sorted(p.crafted.items())),
-            "combat_level": combat})
+            "combat_level": combat}, set(_STATE_SET))
         # what it was built from, copied (inventory slots and equipment entries are lists changed in place; the
         # state's own skill and xp copies serve, as a state is read-only)
         self._states[agent_id] = (st, (

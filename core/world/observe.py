@@ -29,6 +29,7 @@ _set = object.__setattr__  # past Player.__setattr__, which watches only positio
 # serves them all (unchecked() would otherwise build one per row).
 _ENTITY_SET = set(Entity.model_fields)
 _INV_SET = set(InvItem.model_fields)
+_OBSERVATION_SET = frozenset(Observation.model_fields)  # copied per observation (the episode sets fields on it)
 
 
 def _row(kind: str, id: str, name: str, x: int, y: int, distance: int, level: int | None, hp: int | None,
@@ -123,7 +124,7 @@ class ObservationMixin:
             "x": x, "y": y, "biome": seen[2], "place": seen[3],
             "hp": p.hp, "max_hp": self._max_hp(p), "alive": p.alive, "combat_level": stats.combat_level(p.levels),
             "skills": dict(p.levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": equipment,
-            "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
+            "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes}, set(_OBSERVATION_SET))
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:
         """Observation inventory rows are immutable values: reuse them (building pydantic objects is the
