@@ -439,6 +439,45 @@ async def test_random_team_only_picks_sensible_actions(tmp_path):
     assert not res.success
 
 
+async def test_the_random_policys_kept_calls_are_what_it_would_work_out_afresh():
+    """Every turn's candidates from the policy's caches (walks per tile, calls per inventory by row identity and
+    by value, target calls, the tool filter per list of tools) equal those of a policy with empty caches."""
+    from agentworld.core.runs.bench_play import scale_task
+
+    class Checking(PolicyTeam):
+        checked = 0
+
+        async def act(self, turn):
+            assert self.policy.candidates(turn) == RandomPolicy(0).candidates(turn)
+            Checking.checked += 1
+            return await super().act(turn)
+
+    policy = RandomPolicy(2)  # one policy for three episodes: the last one offers no chat
+    for task, variant in ((find_task("task_08_convoy").model_copy(update={"rounds": 10}), "vanilla"),
+                          (scale_task(60, 4, packed=True), "vanilla"),
+                          (find_task("task_08_convoy").model_copy(update={"rounds": 3}), "no_communication")):
+        await Episode(task, Checking(policy), seed=2, variant=variant).run()
+    assert Checking.checked > 300 and not policy._allowed_kept[2]
+
+
+def test_the_random_policy_keeps_an_inventorys_rows_while_it_keeps_their_calls_by_identity():
+    """Rows made afresh every turn (another world) and freed: CPython gives the next rows their memory, so their
+    ids; they must not get the freed rows' calls (kept rows stay alive, so their ids are not reused)."""
+    from agentworld.core.world.observation import InvItem
+
+    kits = (["logs", "copper_ore", "tin_ore"], ["bronze_bar", "logs", "hammer"])  # different crafts
+    policy, differ = RandomPolicy(0), set()
+    for n in range(40):
+        rows = [InvItem(index=i, key=k, name=k, count=2) for i, k in enumerate(kits[n // 3 % 2])]
+        fresh = RandomPolicy(0)._inventory_calls(rows)
+        assert policy._inventory_calls(rows) == fresh
+        differ.add(str(fresh))
+        del rows
+    assert len(differ) == 2
+    kept = policy._inventory_rows  # each entry holds the very rows whose ids are its key (alive while it lasts)
+    assert kept and all(tuple(map(id, rows)) == ids for ids, (rows, _) in kept.items())
+
+
 async def test_gate_lets_exactly_the_first_call_of_the_current_agent_through():
     """Any burst of calls from any agents during a turn: only the current agent's first call executes."""
     import random

@@ -387,6 +387,26 @@ def turn_event(values: dict[str, Any]) -> TurnEvent:
 _TURN_GIVEN = tuple(n for n in TurnEvent.model_fields if n != "type")  # validation records the type as not given
 
 
+class _TurnTexts:
+    """A turn's observation text and user prompt, rendered when a team first reads them (scripted policies never
+    do), the observation once for both. It holds the agent's own observation, not the Turn: a Turn in a
+    reference cycle would outlive its turn until a full garbage collection (with everything in it)."""
+
+    __slots__ = ("obs", "fmt", "username", "round", "rounds", "text")
+
+    def __init__(self, obs: Any, fmt: str, username: str, round: int, rounds: int):
+        self.obs, self.fmt, self.username, self.round, self.rounds = obs, fmt, username, round, rounds
+        self.text: str | None = None
+
+    def observation(self) -> str:
+        if self.text is None:
+            self.text = self.obs.render(self.fmt)
+        return self.text
+
+    def user_prompt(self) -> str:
+        return render_user(self.observation(), username=self.username, round=self.round, max_rounds=self.rounds)
+
+
 class SystemPrompts(Mapping[str, str]):
     """agent id -> its system prompt, rendered from its :class:`Brief` when asked for, the last few kept.
 
@@ -668,21 +688,12 @@ class Episode:
         t0 = time.perf_counter()
         obs = self._observe(agent_id, rnd)
         agent = self.task.agent(agent_id)
-        fmt, rounds, username = self.obs_format, self.task.rounds, agent.username
-        # texts are rendered when a team first reads them (scripted policies never do); what renders them
-        # holds the agent's own observation and brief only, and not the Turn: a Turn in a reference cycle
-        # would outlive its turn until a full garbage collection (with its observation and everything in it)
-        rendered: list[str] = []
-
-        def obs_text() -> str:  # rendered once, for the turn and its user prompt
-            if not rendered:
-                rendered.append(obs.render(fmt))
-            return rendered[0]
-
+        username = agent.username
+        texts = _TurnTexts(obs, self.obs_format, username, rnd, self.task.rounds)
         turn = Turn(
             agent_id=agent_id, username=username, round=rnd, observation=obs,
-            observation_text=obs_text, system_prompt=self.briefs[agent_id].render,
-            user_prompt=lambda: render_user(obs_text(), username=username, round=rnd, max_rounds=rounds),
+            observation_text=texts.observation, system_prompt=self.briefs[agent_id].render,
+            user_prompt=texts.user_prompt,
             tools=list(self.tools.values()), port=self.gate.port(agent_id), last_result=self.last_result.get(agent_id),
             extra={"variant": self.variant.label, "role": agent.role, "actions_left": obs.actions_left,
                    "shared_plan": self.task.shared_plan if self.variant.show_shared_plan else None})

@@ -81,8 +81,11 @@ class RandomPolicy(Policy):
         self._map: Any = None
         self._walk_cache: dict[tuple[int, int], list[tuple[str, dict[str, Any]]]] = {}
         self._inventory_cache: dict[tuple, list[tuple[str, dict[str, Any]]]] = {}
+        # the same, by the identity of the inventory's rows (the embedded world reuses its immutable rows): the
+        # rows are kept with their calls, so no id is reused while its entry lasts
+        self._inventory_rows: dict[tuple[int, ...], tuple[tuple[Any, ...], list[tuple[str, dict[str, Any]]]]] = {}
         self._target_calls: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}  # (kind, id) -> its call
-        self._allowed_kept: tuple[tuple[str, ...], frozenset[str], bool] | None = None
+        self._allowed_kept: tuple[list[Any], frozenset[str], bool] | None = None
 
     def _rng(self, agent_id: str) -> random.Random:
         rng = self._rngs.get(agent_id)
@@ -151,12 +154,11 @@ class RandomPolicy(Policy):
 
     def _allowed(self, tools: list[Any]) -> tuple[frozenset[str], bool]:
         """The turn's tool names, and whether every tool this policy calls is among them (then nothing is
-        filtered): the same for every turn of an episode, so worked out once per list of tool names."""
-        names = tuple(t.name for t in tools)
+        filtered): the same for every turn of an episode, so worked out once per list of tools."""
         hit = self._allowed_kept
-        if hit is None or hit[0] != names:
-            allowed = frozenset(names)
-            hit = self._allowed_kept = (names, allowed, _POLICY_TOOLS <= allowed)
+        if hit is None or hit[0] != tools:  # the same tools (compared by identity first: a new list each turn)
+            allowed = frozenset(t.name for t in tools)
+            hit = self._allowed_kept = (list(tools), allowed, _POLICY_TOOLS <= allowed)
         return hit[1], hit[2]
 
     _CHATS = tuple({"message": line} for line in _CHAT_LINES)
@@ -176,7 +178,12 @@ class RandomPolicy(Policy):
     def _inventory_calls(self, inventory: list[Any]) -> list[tuple[str, dict[str, Any]]]:
         """Equip each slot, craft each recipe whose inputs are held: a function of the inventory alone, and a
         team's inventories repeat (kept per inventory)."""
-        key = tuple((s.index, s.key, s.count) for s in inventory)
+        rows = tuple(inventory)
+        ids = tuple(map(id, rows))
+        seen = self._inventory_rows.get(ids)
+        if seen is not None:
+            return seen[1]
+        key = tuple((s.index, s.key, s.count) for s in rows)
         calls = self._inventory_cache.get(key)
         if calls is None:
             calls = [("equip_item", {"index": index}) for index, _, _ in key]
@@ -186,6 +193,9 @@ class RandomPolicy(Policy):
             if len(self._inventory_cache) >= self._KEEP:
                 self._inventory_cache.clear()
             self._inventory_cache[key] = calls
+        if len(self._inventory_rows) >= self._KEEP:
+            self._inventory_rows.clear()
+        self._inventory_rows[ids] = (rows, calls)
         return calls
 
     def decide(self, turn: Turn) -> Decision:
