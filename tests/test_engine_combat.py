@@ -160,3 +160,34 @@ def test_retreat_below_ends_the_fight_early():
     r = w.attack_entity("a", "wolf#1")
     st = w.player_state("a")
     assert st.alive and "retreated" in r.text and not r.effects.kills
+
+
+def test_the_tick_finds_the_same_aggressors_as_a_scan_of_everything_near_the_tile():
+    """The ids of the mobs whose aggro range reaches a tile are kept per tile (placements and types never
+    change); whether each is alive is read every time. Over every tile near the real world's mobs, before and
+    after some of them die and come back, that is what scanning every fixed thing near the tile finds."""
+    import random
+    from types import SimpleNamespace
+
+    from agentworld.core.world.datapack import load_world
+    from agentworld.core.world.engine import EmbeddedWorld
+
+    w = EmbeddedWorld(load_world(), seed=0)
+    rng = random.Random(1)
+    ids = sorted(w._fixed.mobs)
+    tiles = [(m.x + rng.randint(-10, 10), m.y + rng.randint(-10, 10)) for m in w._fixed.mobs.values() for _ in range(4)]
+
+    def scanned(x, y):
+        found = [ref for d, kind, ref in w._static_near(x, y, w.max_aggro)
+                 if kind == "mob" and ref.respawn_at is None and 0 < ref.type.aggro_range >= d]
+        return sorted(found, key=lambda m: m.id)
+
+    attacked = 0
+    for dead in ([], rng.sample(ids, len(ids) // 3), []):
+        for mid in ids:
+            w.mobs[mid].respawn_at = 9 if mid in dead else None
+        for x, y in tiles:
+            got = w._aggressors(SimpleNamespace(x=x, y=y))  # a player standing there
+            assert [id(m) for m in got] == [id(m) for m in scanned(x, y)], (x, y)
+            attacked += bool(got)
+    assert attacked > 100 and len(w._aggro_kept) > 100

@@ -138,10 +138,25 @@ class CombatMixin:
         return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {where}."
 
     def _aggressors(self, p: Player) -> list[MobState]:
-        found = [ref for d, kind, ref in self._static_near(p.x, p.y, self.max_aggro)
-                 if kind == "mob" and ref.respawn_at is None and 0 < ref.type.aggro_range >= d]
-        found.sort(key=lambda m: m.id)
-        return found
+        """The live mobs that attack ``p`` at the tick (within their aggro range, not dead), by id."""
+        mobs = self.mobs
+        return [m for m in map(mobs.__getitem__, self._aggro_reach(p.x, p.y)) if m.respawn_at is None]
+
+    AGGRO_KEEP = 20_000  # tiles whose aggressive mobs in reach are kept (cleared when full)
+
+    def _aggro_reach(self, x: int, y: int) -> tuple[str, ...]:
+        """Ids of the mobs whose aggro range reaches (x, y), sorted: placements and types never change, so kept
+        per tile (most tiles have none; the tick asks for every player's tile every round)."""
+        kept = self._aggro_kept
+        ids = kept.get((x, y))
+        if ids is None:
+            types = self._mob_types
+            ids = tuple(sorted(eid for d, kind, ref, eid in self._fixed.near(x, y, self.max_aggro)
+                               if kind == "mob" and 0 < types[ref.type].aggro_range >= d))
+            if len(kept) >= self.AGGRO_KEEP:
+                kept.clear()
+            kept[(x, y)] = ids
+        return ids
 
     def _aggro_exchange(self, p: Player, mob: MobState, eff: Effects, lines: list[str]) -> None:
         mt = mob.type

@@ -77,6 +77,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.stations = list(loaded.stations)
         self.portal_ends: list[PortalEnd] = fixed.portal_ends
         self.max_aggro = max((mob_types[m.type].aggro_range for m in loaded.mobs), default=0)
+        self._mob_types = mob_types
+        self._aggro_kept: dict[tuple[int, int], tuple[str, ...]] = {}  # tile -> ids of the mobs whose aggro reaches it
         # static spatial buckets, shared by every episode on this world: (cell x, cell y) -> [(x, y, kind, ref, entity id)]
         # (nodes and mobs by placement, resolved to their live state when found; portals, stations, npcs)
         self._cells = fixed.cells
