@@ -71,6 +71,7 @@ def test_startup_json():
     mode = out["mode"]
     assert mode["install"] in ("editable", "regular") and mode["install"] in mode["text"]
     assert isinstance(mode["pyc_agentworld"], bool) and isinstance(mode["pyc_dependencies"], bool)
+    assert mode["distributions"] > 10 and f"{mode['distributions']} installed distributions" in mode["text"]
 
 
 def test_startup_mode_tells_cached_bytecode_from_none(tmp_path, monkeypatch):

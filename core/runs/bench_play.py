@@ -189,8 +189,8 @@ README_EPISODE = "agentworld run --task task_01_staff --framework oracle"
 
 
 def startup_mode() -> dict[str, Any]:
-    """How the agentworld being measured is installed, and whether its modules and its dependencies' start
-    from cached bytecode. Start-up figures depend on both: with ``PYTHONDONTWRITEBYTECODE=1`` and no
+    """How the agentworld being measured is installed, in an environment of how many distributions, and
+    whether its modules and its dependencies' start from cached bytecode. Start-up figures depend on both: with ``PYTHONDONTWRITEBYTECODE=1`` and no
     ``__pycache__`` every process compiles every module it imports from source (a regular ``pip install``
     writes .pyc files at install time; an editable install, or ``uv pip install`` without
     ``--compile-bytecode``, does not)."""
@@ -216,8 +216,13 @@ def startup_mode() -> dict[str, Any]:
         return "from cached .pyc" if ok else ("compiled once, then cached" if writes else
                                               "compiled from source at every start")
 
+    # the environment's size: the README's `pip install .` has ~47 distributions, `.[all]` ~106; a start-up
+    # reads every one's entry points (our plugins and pydantic's), so the same code starts slower in a bigger one
+    distributions = sum(1 for _ in metadata.distributions())
     return {"install": install, "pyc_agentworld": own, "pyc_dependencies": deps, "writes_bytecode": writes,
-            "text": f"{install} install; agentworld's modules {says(own)}, its dependencies' {says(deps)}"
+            "distributions": distributions,
+            "text": f"{install} install in an environment of {distributions} installed distributions; agentworld's "
+                    f"modules {says(own)}, its dependencies' {says(deps)}"
                     + ("" if writes else " (PYTHONDONTWRITEBYTECODE is set)")}
 
 
