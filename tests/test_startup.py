@@ -165,9 +165,10 @@ def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, mon
     monkeypatch.setattr(runner.Runner, "__init__", init)
     plugins.register_commands(cli)
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()  # the world's objects, when an earlier test loaded it (datapack freezes them)
     bad = CliRunner().invoke(cli, ["run", "--task", "no_such_task", "--framework", "oracle", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "no_such_task" in bad.output and gc.isenabled()
-    assert seen == [("start", False)] and gc.get_freeze_count() == 0
+    assert seen == [("start", False)] and gc.get_freeze_count() == frozen  # a failed start freezes nothing
     seen.clear()
     ok = CliRunner().invoke(cli, ["run", "--task", "task_01_staff", "--framework", "oracle", "--no-progress",
                                   "--out", str(tmp_path / "run")])
@@ -264,3 +265,30 @@ def test_one_read_of_the_entry_points_serves_pydantic_when_it_has_no_plugin(tmp_
     with_plugin = subprocess.run([sys.executable, "-c", PYDANTIC_SCANS], capture_output=True, text=True,
                                  timeout=120, check=True, env=env)
     assert json.loads(with_plugin.stdout) == {"scans": 2, "plugins": ["fakeplug_mod:plugin"]}
+
+
+WORLD_MODELS = """
+import json
+from agentworld.core.world import models as m
+built = [c.__name__ for c in (m.ItemStats, m.XpCurve, m.Rules, m.ItemDef, m.WorldData) if c.__pydantic_complete__]
+schema = m.WorldData.model_json_schema()  # before any of its parts is built: its defaults serialise
+print(json.dumps({"built": built, "rules": schema["properties"]["rules"].get("default"),
+                  "xp_curve": schema["properties"]["xp_curve"].get("default"),
+                  "stats": schema["$defs"]["ItemDef"]["properties"]["stats"].get("default")}))
+"""
+
+
+def test_the_world_models_import_builds_no_class_and_keep_their_defaults():
+    """A run unpickles its world: importing the data pack's models builds none of them (their default
+    instances are made without validation), and a model holding one builds its class when it is built, so
+    the JSON schema still shows every default."""
+    from agentworld.core.world import models as m
+
+    out = subprocess.run([sys.executable, "-c", WORLD_MODELS], capture_output=True, text=True, timeout=120, check=True)
+    got = json.loads(out.stdout)
+    assert got["built"] == []
+    assert got["rules"] == m.Rules().model_dump() and got["xp_curve"] == m.XpCurve().model_dump()
+    assert got["stats"] == m.ItemStats().model_dump()
+    for field, model in (("rules", m.Rules), ("xp_curve", m.XpCurve)):
+        default = m.WorldData.model_fields[field].default
+        assert default == model() and default.model_fields_set == model().model_fields_set == set()
