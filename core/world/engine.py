@@ -665,7 +665,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             "version": self.version,
             "seed": self.seed,
             "round": self.round,
-            "rules": self.rules.model_dump(),
+            "rules": dict(self.rules),  # its fields are plain values: what model_dump() gives, no serializer built
             "players": {aid: {**self.player_state(aid).model_dump(),
                               "equipment_counts": {s: e[1] for s, e in p.equipment.items()},
                               "left_reason": p.left_reason}

@@ -50,7 +50,11 @@ class ItemDef(_Strict):
     tool_tier: int = 0  # better tools gather faster / reach higher nodes
     attack_style: AttackStyle | None = None  # weapons only
     requirements: dict[Skill, int] = Field(default_factory=dict)  # to equip (or use, for tools)
-    stats: ItemStats = ItemStats()
+    stats: ItemStats = ItemStats.model_construct()  # unvalidated: see _build_default_classes
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        _build_default_classes()
     heal: int = 0  # HP restored when eaten / drunk (food, potion)
     value: int = 1
     stackable: bool = True  # equipment is not stackable: one slot per piece
@@ -217,5 +221,19 @@ class WorldData(_Strict):
     landmarks: list[Landmark] = Field(default_factory=empty_list)
     portals: list[Portal] = Field(default_factory=empty_list)
     npcs: list[NpcDef] = Field(default_factory=empty_list)
-    xp_curve: XpCurve = XpCurve()
-    rules: Rules = Rules()
+    xp_curve: XpCurve = XpCurve.model_construct()  # unvalidated: see _build_default_classes
+    rules: Rules = Rules.model_construct()
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        _build_default_classes()
+
+
+def _build_default_classes() -> None:
+    """The defaults of ItemDef.stats, WorldData.xp_curve and WorldData.rules are made with model_construct:
+    the same values and the same empty fields_set as ItemStats(), XpCurve() and Rules(), without building
+    their classes at import (Rules() built three classes, ~6 ms of every run: a run unpickles its world and
+    validates none of them). Their classes are built when a model holding one is (validated, or its JSON
+    schema made: the schema's "default" serialises them, which a class not yet built cannot)."""
+    for default_class in (ItemStats, XpCurve, Rules):
+        default_class.model_rebuild()
