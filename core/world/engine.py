@@ -608,7 +608,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         # and the inventory) are the last state's own values and copies, shared: states are read-only
         old, was = kept if kept is not None else (None, None)
         same_inv = was is not None and was[9] == p.inv.slots
-        same_eq = was is not None and was[10] == p.equipment and list(was[10]) == list(p.equipment)
+        eq = p.equipment
+        same_eq = was is not None and was[10] == eq and (len(eq) < 2 or list(was[10]) == list(eq))
         same_levels = was is not None and was[5] == p.levels
         same_xp = was is not None and was[6] == p.xp
         same_kills = was is not None and was[7] == p.kills
@@ -642,8 +643,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         """Whether everything a player's state shows is as it was (``was``, copied when it was built). Skill and
         xp dicts never lose keys (their order is fixed at join) and kills and crafted are shown sorted, so
         dict equality is enough for them; equipment is shown in slot order, which is compared too."""
+        eq = p.equipment
         return (was[0] == p.x and was[1] == p.y and was[2] == p.hp and was[3] == p.alive and was[4] == p.active
-                and was[9] == p.inv.slots and was[10] == p.equipment and list(was[10]) == list(p.equipment)
+                and was[9] == p.inv.slots and was[10] == eq and (len(eq) < 2 or list(was[10]) == list(eq))
                 and was[5] == p.levels and was[6] == p.xp and was[7] == p.kills and was[8] == p.crafted)
 
     def _slot(self, index: int, key: str, count: int) -> InventorySlot:
