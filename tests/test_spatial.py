@@ -139,3 +139,37 @@ def test_nearest_equals_a_plain_sort(case):
                                                          skip=me, ordered=False)) == others
         assert sorted((d, t.i) for d, t in cells.near(x, y, radius)) == sorted(
             (abs(t.x - x) + abs(t.y - y), t.i) for t in live.values() if abs(t.x - x) + abs(t.y - y) <= radius)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 70), st.integers(0, 70), st.sampled_from("apd")),
+                max_size=60),
+       st.lists(st.tuples(st.integers(-5, 75), st.integers(-5, 75), st.integers(0, 24)), min_size=1, max_size=10))
+def test_ground_items_near_equals_a_scan(ops, queries):
+    """Items dropped, replaced under the same id and picked up, in any order: `near` (with its count of the items
+    round each bucket, which answers a query with none round by one look-up) gives what scanning every item
+    gives, in drop order, for radii up to a bucket's side and beyond."""
+    from agentworld.core.world.engine_state import GroundItem
+    from agentworld.core.world.spatial import GroundItems
+
+    ground = GroundItems()
+    for i, x, y, op in ops:
+        gid = f"ground#{i}"
+        if op == "d":
+            ground.pop(gid, None)
+        else:  # a drop ("a") or another item taking the id ("p")
+            ground[gid] = GroundItem(gid, "logs", 1, x, y)
+        for x0, y0, radius in queries:
+            want = [(abs(g.x - x0) + abs(g.y - y0), g.id) for g in ground.values()
+                    if abs(g.x - x0) + abs(g.y - y0) <= radius]
+            assert [(d, g.id) for d, g in ground.near(x0, y0, radius)] == want
+    assert all(n > 0 for n in ground.around.values())
+
+
+def test_ground_items_two_buckets_away_are_found_beyond_a_buckets_side():
+    from agentworld.core.world.engine_state import GroundItem
+    from agentworld.core.world.spatial import GroundItems
+
+    ground = GroundItems()
+    ground["ground#1"] = GroundItem("ground#1", "logs", 1, 32, 0)  # two buckets right of the query's bucket
+    assert ground.near(15, 0, 16) == [] and [g.id for _, g in ground.near(15, 0, 17)] == ["ground#1"]

@@ -205,17 +205,36 @@ class GroundItems(dict):
         self.cells = Cells()
         self.seq: dict[str, int] = {}  # id -> insertion number: the order a scan of the dict would give
         self._n = 0
+        # bucket -> how many items lie in it and its 8 neighbours: a query of radius up to a bucket's side with
+        # none round its bucket is answered by one look-up (most tiles have no item within view)
+        self.around: dict[tuple[int, int], int] = {}
 
     def __setitem__(self, key: str, item: Any) -> None:
+        old = dict.get(self, key)
+        if old is not None:
+            self._count_around(old, -1)
         super().__setitem__(key, item)
         self._n += 1
         self.seq.setdefault(key, self._n)
         self.cells.put(key, item)
+        self._count_around(item, 1)
 
     def __delitem__(self, key: str) -> None:
+        item = self[key]
         super().__delitem__(key)
         self.seq.pop(key, None)
         self.cells.discard(key)
+        self._count_around(item, -1)
+
+    def _count_around(self, item: Any, n: int) -> None:
+        size, around = self.cells.size, self.around
+        bx, by = item.x // size, item.y // size
+        for b in [(bx + dx, by + dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)]:
+            left = around.get(b, 0) + n
+            if left:
+                around[b] = left
+            else:
+                del around[b]
 
     def pop(self, key: str, *default: Any) -> Any:
         if key in self:
@@ -230,12 +249,13 @@ class GroundItems(dict):
         super().clear()
         self.seq.clear()
         self.cells.clear()
+        self.around.clear()
 
     def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
         """(distance, item) within ``radius``, in the order the items were dropped."""
-        if not self:
-            return []
         buckets, size = self.cells.buckets, self.cells.size
+        if radius <= size and (x // size, y // size) not in self.around:
+            return []
         out = []
         for cy in range((y - radius) // size, (y + radius) // size + 1):
             for cx in range((x - radius) // size, (x + radius) // size + 1):
