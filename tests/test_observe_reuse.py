@@ -5,6 +5,11 @@ it must equal the observation built with every such reuse emptied, all through r
 and depletions, fights and deaths, pick-ups, crafts, equips, transfers, chat)."""
 
 import asyncio
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from worldfix import make_world, spec  # noqa: E402
 
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.policies import PolicyTeam, RandomPolicy
@@ -67,3 +72,29 @@ def test_reused_observations_equal_ones_built_from_scratch():
     # the rows' changing states were met: a depleted node, a dead mob, a dropped item
     assert any("depleted, back in" in n for n in notes) and any("dead, back in" in n for n in notes)
     assert any(n.startswith("needs ") for n in notes) and any("aggressive" in n for n in notes)
+
+
+def test_every_kind_of_change_to_a_player_shows_in_its_next_observation():
+    """Changes made in place, however they are made (a tool, a test reaching into the player): each shows in the
+    next observation as in one built from scratch (levels, equipment counts and order, slots, position)."""
+    w = make_world(players=[spec("agent_1", "archer", 6, 6, inventory={"arrow": 5, "logs": 2, "bronze_axe": 1},
+                                 equipment=["copper_sword"]), spec("agent_2", "friend", 8, 6)])
+    p = w.players["agent_1"]
+    changes = [
+        lambda: setattr(p, "x", p.x + 1),
+        lambda: p.inv.slots[p.inv.first_slot("logs")].__setitem__(1, 7),  # a count changed in place
+        lambda: p.inv.add("stick", 1),
+        lambda: w.equip_item("agent_1", item_key="arrow"),
+        lambda: p.equipment["ammo"].__setitem__(1, 2),  # an ammo stack shot down in place
+        lambda: p.levels.__setitem__("health", 9),
+        lambda: p.levels.__setitem__("strength", 30),
+        lambda: p.equipment.__setitem__("weapon", p.equipment.pop("weapon")),  # the same, now after the ammo
+        lambda: p.equipment.pop("weapon"),
+        lambda: setattr(w.players["agent_2"], "y", 7),
+    ]
+    w.observe("agent_1")
+    for change in changes:
+        change()
+        got = w.peek("agent_1")
+        assert got.model_dump() == from_scratch(w, "agent_1").model_dump()
+        assert list(got.equipment) == list(from_scratch(w, "agent_1").equipment)

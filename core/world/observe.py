@@ -103,11 +103,12 @@ class ObservationMixin:
             p.mailbox.clear()
             if p.chat_dropped:
                 p.chat_dropped = 0
-        # what the player's last observation was built from, reused while it holds: its tile's biome and place,
-        # its inventory's rows (compared with a copy of the slots, which are changed in place)
+        # what the player's last observation was built from, reused while it holds (compared with copies, as
+        # slots, skill levels and equipment entries change in place): its tile's biome and place, its inventory's
+        # rows, what its levels give (max HP, combat level), its equipment's names
         seen = p.seen
         if seen is None:
-            seen = [None, None, None, None, None, None]
+            seen = [None] * 10
             _set(p, "seen", seen)
         x, y = p.x, p.y
         if seen[0] != x or seen[1] != y:
@@ -117,13 +118,20 @@ class ObservationMixin:
             inv = list(seen[5])
         else:
             inv = [self._inv_item(i, s[0], s[1]) for i, s in enumerate(slots) if s is not None]
-            seen[4:] = [[s[:] if s is not None else None for s in slots], inv[:]]
-        equipment = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in p.equipment.items()}
+            seen[4], seen[5] = [s[:] if s is not None else None for s in slots], inv[:]
+        levels = p.levels
+        if seen[6] != levels:
+            seen[6], seen[7] = dict(levels), (self._max_hp(p), stats.combat_level(levels))
+        max_hp, combat = seen[7]
+        eq = p.equipment
+        if seen[8] != eq or (len(eq) > 1 and list(seen[8]) != list(eq)):  # shown in slot order
+            seen[8] = {slot: e[:] for slot, e in eq.items()}
+            seen[9] = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in eq.items()}
         return unchecked(Observation, {
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
             "x": x, "y": y, "biome": seen[2], "place": seen[3],
-            "hp": p.hp, "max_hp": self._max_hp(p), "alive": p.alive, "combat_level": stats.combat_level(p.levels),
-            "skills": dict(p.levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": equipment,
+            "hp": p.hp, "max_hp": max_hp, "alive": p.alive, "combat_level": combat,
+            "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": dict(seen[9]),
             "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes}, set(_OBSERVATION_SET))
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:
