@@ -186,3 +186,54 @@ def test_call_gives_the_validated_arguments_and_lengths_stay_out_of_the_schemas(
             kinds = prop.get("anyOf", [prop])
             if any(k.get("type") == "string" and "enum" not in k for k in kinds):
                 assert any("maxLength" in k for k in kinds), f"{t.name}.{name} has no maximum length"
+
+
+def test_validated_arguments_kept_per_model_and_exact_values_are_what_validating_again_gives():
+    """Calls with the same argument model and the same values of the same types reuse one validation; a value
+    equal but of another type (True and 1, 1 and 1.0) is validated on its own, and a refused call is refused
+    again. Each call gets its own dump of the validated arguments."""
+    import random
+
+    from agentworld.core.world import tools as tools_module
+    from agentworld.core.world.tools import ToolArgsError
+
+    class Recorder:  # a world that answers with what the executor asked of it
+        def __getattr__(self, name):
+            return lambda *args: (name, args)
+
+    world = Recorder()
+
+    def validated_again(spec, raw):
+        try:
+            args = spec.parse(raw)
+        except ToolArgsError as exc:
+            return ToolResult.fail("bad_args", str(exc)), None
+        return spec.run(world, "a", args), args.model_dump(mode="json", by_alias=True)
+
+    rng = random.Random(3)
+    values = [0, 1, 2, True, False, None, "1", " 5 ", "oak_tree#1", "", "logs", "Fletching", "fletching", 1.0, [1]]
+    names = ["x", "y", "index", "itemKey", "targetInstance", "seconds", "skill", "count", "message", "global",
+             "targetPlayer", "response", "item_key"]
+    tools_module._VALIDATED.clear()
+    dumps = []
+    pairs = [("sleep", {"seconds": 1}), ("sleep", {"seconds": True}), ("equip_item", {"index": 0}),
+             ("equip_item", {"index": False}), ("move_character", {"x": 1, "y": 2}), ("move_character", {"x": True, "y": 2}),
+             ("move_character", {"x": 1.0, "y": 2}), ("craft_item", {"skill": "fletching", "itemKey": "stick"})]
+    calls = [(tools_module.TOOLS[n], raw) for n, raw in pairs * 2]
+    for _ in range(4000):
+        spec = rng.choice(list(tools_module.TOOLS.values()))
+        calls.append((spec, {k: rng.choice(values) for k in rng.sample(names, rng.randint(0, 2))}))
+    for spec, raw in calls:
+        got = spec.call(world, "a", dict(raw))
+        assert got == validated_again(spec, dict(raw)), (spec.name, raw)
+        if got[1] is not None:
+            dumps.append(got[1])
+    assert len({id(d) for d in dumps}) == len(dumps)  # every call its own dump
+
+    class FloatArgs(tools_module.ToolArgs):  # a float argument keeps its sign: 0.0 and -0.0 are equal, not the same
+        v: float
+
+    spec = tools_module.ToolSpec("t", "float", FloatArgs, lambda w, a, p: w.t(p.v), "t(v=1.5)")
+    for v in (0.0, -0.0, 0.0):
+        assert json.dumps(spec.call(world, "a", {"v": v})[1]) == json.dumps({"v": v})
+    assert 20 < len(tools_module._VALIDATED) <= tools_module.VALIDATED_KEEP  # and many were kept
