@@ -76,6 +76,8 @@ COMMANDS_ONLY: frozenset[str] = frozenset(COMMAND_PLUGINS) - {"agentworld.mcp_se
 
 @dataclass(frozen=True)
 class Registered:
+    """One entry of a registry: what a plugin registered under a name."""
+
     kind: str  # "framework" | "judge" | "verifier" | "world" | "tool_server"
     name: str
     obj: Any  # the factory or check

@@ -292,3 +292,21 @@ def test_the_world_models_import_builds_no_class_and_keep_their_defaults():
     for field, model in (("rules", m.Rules), ("xp_curve", m.XpCurve)):
         default = m.WorldData.model_fields[field].default
         assert default == model() and default.model_fields_set == model().model_fields_set == set()
+
+
+def test_the_run_paths_dataclasses_have_docstrings():
+    """A dataclass without a docstring gets one made from ``inspect.signature`` at class creation: ~3 ms for
+    the 27 fields of ``Player`` on this project's machines, ~9 ms for the run path's undocumented ones. Checked
+    in a fresh process: the modules a run imports."""
+    code = ("import json, sys, dataclasses\n"
+            "import agentworld.core.runs.runner, agentworld.core.play.episode, agentworld.core.world.engine\n"
+            "import agentworld.core.cli.runs, agentworld.core.play.policies\n"
+            "from agentworld.core import plugins\n"
+            "plugins.get_plugin_manager()\n"
+            "auto = sorted(f'{c.__module__}.{c.__qualname__}' for m in list(sys.modules.values())\n"
+            "              if getattr(m, '__name__', '').startswith('agentworld.') for c in vars(m).values()\n"
+            "              if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == m.__name__\n"
+            "              and (c.__doc__ or '').startswith(c.__name__ + '('))\n"
+            "print(json.dumps(auto))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout) == [], "give these dataclasses a docstring"

@@ -395,6 +395,8 @@ class NullObserver:
 
 @dataclass
 class RunSummary:
+    """What a session of a run did: episodes planned, done and run, results, tokens, cost, why it stopped."""
+
     run_dir: Path
     planned: int
     done: int  # results in results.jsonl after this session (all sessions)

@@ -41,6 +41,8 @@ _AGENT_KEY = re.compile(r"^agent_[A-Za-z0-9_]+$")  # the paper: every top-level 
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Problem:
+    """One problem of a task file: the field as written, what is wrong, and how to fix it."""
+
     field: str  # e.g. "agent_2.inventory_items[1].item"
     message: str  # what is wrong
     fix: str = ""  # how to fix it

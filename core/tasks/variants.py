@@ -51,6 +51,8 @@ Transform = Callable[[Task, int, "str | None"], Task]
 
 @dataclass(frozen=True)
 class Variant:
+    """A protocol variant (baseline or ablation): what it changes in the task, the tools and the prompts."""
+
     name: str
     description: str
     remove_chat: bool = False  # chat tools are not offered; calling them is an unknown tool

@@ -21,6 +21,8 @@ def manhattan(ax: int, ay: int, bx: int, by: int) -> int:
 
 @dataclass(slots=True)
 class Player:
+    """One agent's character in the embedded world: position, skills, inventory, equipment, health."""
+
     agent_id: str
     username: str
     order: int  # join order: the fixed order of recipients, tick attacks, snapshots
@@ -88,6 +90,8 @@ class Roster:
 
 @dataclass(slots=True)
 class NodeState:
+    """A resource node (tree, rock, fishing spot) as the episode changes it: gathers left, respawn."""
+
     id: str
     type: NodeTypeDef
     x: int
@@ -99,6 +103,8 @@ class NodeState:
 
 @dataclass(slots=True)
 class MobState:
+    """A mob as the episode changes it: position, hit points, respawn."""
+
     id: str
     type: MobTypeDef
     x: int
@@ -110,6 +116,8 @@ class MobState:
 
 @dataclass(slots=True)
 class GroundItem:
+    """A stack of items lying on a tile (dropped or looted), until someone picks it up."""
+
     id: str
     item: str
     count: int

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class NodePlacement:
+    """Where the generator put a resource node: its instance id, node type and tile."""
+
     id: str
     type: str
     x: int
@@ -20,6 +22,8 @@ class NodePlacement:
 
 @dataclass(frozen=True)
 class MobPlacement:
+    """Where the generator put a mob: its instance id, mob type and tile."""
+
     id: str
     type: str
     x: int
@@ -28,6 +32,8 @@ class MobPlacement:
 
 @dataclass(frozen=True)
 class StationPlacement:
+    """Where the generator put a crafting station: its kind, tile and the landmark it belongs to."""
+
     kind: str
     x: int
     y: int

@@ -103,6 +103,8 @@ Executor = Callable[[World, str, Any], ToolResult]
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """One of the 13 tools: its name, description, argument model, executor and an example call."""
+
     name: str
     description: str
     args: type[ToolArgs]
