@@ -103,3 +103,18 @@ def test_platform_name_is_platform_platform_without_its_subprocess(monkeypatch: 
     monkeypatch.setattr(subprocess, "Popen", no_spawn)
     monkeypatch.setattr(subprocess, "check_output", no_spawn)
     assert platform_name() == expected
+
+
+def test_installed_version_reads_the_version_header_not_the_body(tmp_path):
+    """The version is the ``Version:`` header; a ``Version:`` line in the description below the first empty
+    line is not read, and a file without the header falls back to importlib's own answer."""
+    from importlib import metadata
+
+    from agentworld.core.runs.runner import installed_version
+
+    info = tmp_path / "demo_pkg-1.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.5\n\nVersion: 9\n")
+    assert installed_version(metadata.PathDistribution(info)) == "1.5" == metadata.PathDistribution(info).version
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\n\nVersion: 9\n")
+    assert installed_version(metadata.PathDistribution(info)) is None is metadata.PathDistribution(info).version
