@@ -65,7 +65,9 @@ class ObservationMixin:
         return self._observation(agent_id, consume=False)
 
     def _observation(self, agent_id: str, consume: bool) -> Observation:
-        p = self._player(agent_id)
+        p = self.players.get(agent_id)
+        if p is None:
+            p = self._player(agent_id)  # raises, naming the known ids
         r = self.rules
         vr = r.view_radius
         cands: list[tuple[int, str, str, Any]] = []
@@ -90,7 +92,12 @@ class ObservationMixin:
             if kind == "npc":
                 notes.append(f"{ref.name} (npc at {ref.x},{ref.y}) says: {ref.says}")
             if len(nearby) < limit:
-                nearby.append(entity(d, eid, kind, ref))
+                # the commonest row, a player's kept on it (_entity), read here without the call
+                if kind == "player" and (shown := ref.shown) is not None and shown[0] == ref.x \
+                        and shown[1] == ref.y and (row := shown[2].get(d)) is not None:
+                    nearby.append(row)
+                else:
+                    nearby.append(entity(d, eid, kind, ref))
         notes = p.notes + notes
         self._take_broadcasts(p)
         over = len(p.mailbox) - MAX_CHAT_SHOWN  # the mailbox is cut back to its last messages only now and then
