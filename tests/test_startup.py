@@ -116,20 +116,23 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
             "from agentworld.core.cli import main\n"
             f"sys.argv = ['agentworld', 'run', '--task', 'task_01_staff', '--framework', 'oracle', '--out', sys.argv[1]]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "modules = sorted(sys.modules)\n"
             "from agentworld.core.tasks import task\n"
             "from agentworld.core.world.tools import TOOLS\n"
             "built = sorted({t.args.__name__ for t in TOOLS.values() if t.args.__pydantic_complete__})\n"
             "called_args = {name: t.args.__name__ for name, t in TOOLS.items()}\n"
             "from agentworld.core.world import observation as obs\n"
-            "built += [c.__name__ for c in (task.YamlTask, task.YamlAgent, task.Task, task.AgentDef, obs.Observation,\n"
-            "                               obs.Entity, obs.InvItem) if c.__pydantic_complete__]\n"
-            "print(json.dumps({'modules': sorted(sys.modules), 'built': built, 'args': called_args}))\n")
+            "built += [c.__name__ for c in (task.Task, task.AgentDef, task.YamlStack, task.Objectives, task.VerifierSpec,\n"
+            "                               task.Step, obs.Observation, obs.Entity, obs.InvItem) if c.__pydantic_complete__]\n"
+            "print(json.dumps({'modules': modules, 'built': built, 'args': called_args}))\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "warm")], capture_output=True, timeout=300, check=True)
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
                          timeout=300, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     loaded = {m for m in got["modules"] for heavy in NOT_FOR_A_SCRIPTED_RUN if m == heavy or m.startswith(heavy + ".")}
     assert not loaded, f"the README episode imported {sorted(loaded)}"
+    # the task file's parse-only models are not even created: the task comes from the task cache
+    assert "agentworld.core.tasks.task_file" not in got["modules"]
     # model classes built on first use: the argument models of the tools the team called and the observation's
     # (the engine makes its rows unchecked; unchecked.py builds their classes so that they serialise anywhere);
     # not the task's (it is unpickled from the task cache)
@@ -310,3 +313,16 @@ def test_the_run_paths_dataclasses_have_docstrings():
             "print(json.dumps(auto))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout) == [], "give these dataclasses a docstring"
+
+
+def test_the_task_files_parse_only_models_are_created_when_a_file_is_parsed():
+    """task.py names the task file's parse-only models (``task.YamlTask``) but creates them only on first use,
+    from task_file.py; a run of a cached task never needs them."""
+    code = ("import json, sys\nfrom agentworld.core.tasks import task\n"
+            "before = 'agentworld.core.tasks.task_file' in sys.modules\n"
+            "from agentworld.core.tasks import task_file\n"
+            "same = all(getattr(task, n) is getattr(task_file, n) for n in task._FILE_MODELS)\n"
+            "try:\n    task.NoSuchModel\n    missing = False\nexcept AttributeError:\n    missing = True\n"
+            "print(json.dumps([before, same, missing]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True, True]

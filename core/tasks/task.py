@@ -14,13 +14,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
 from ..world.factories import empty_list
 from ..world.models import SKILLS, Rules
+from .task_parts import CheckSpec as CheckSpec  # re-exported: solo.py, bench_play.py import it from here
+from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack
 
 if TYPE_CHECKING:  # pragma: no cover
     import yaml
@@ -30,8 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 CATEGORIES: tuple[str, ...] = (
     "combat", "crafting", "gathering", "trading", "exploration", "survival", "construction", "coordination",
 )
-Category = Literal["combat", "crafting", "gathering", "trading", "exploration", "survival", "construction",
-                   "coordination"]
 SUITES: tuple[str, ...] = ("main", "augmented")
 _AGENT_KEY = re.compile(r"^agent_[A-Za-z0-9_]+$")  # the paper: every top-level key starting with agent_
 
@@ -88,91 +88,19 @@ def _shallow_repr(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# The YAML as written (field names exactly as in the file)
+# The YAML as written (field names exactly as in the file): task_parts.py (the parts a Task keeps) and
+# task_file.py (the rest of the file's layout, imported only to parse a file)
 # ---------------------------------------------------------------------------------------------------
-class _Yaml(BaseModel):
-    # The task's models are built on first use (defer_build): a run of a cached task (taskcache.py) unpickles its
-    # Task and never validates or dumps one, so neither these nor Task, AgentDef and CheckSpec are built then
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+_FILE_MODELS = ("YamlLocation", "YamlAgent", "YamlTaskHead", "YamlTask")
 
 
-class YamlStack(_Yaml):
-    item: str
-    count: int = Field(1, ge=1)
-    enchant: int = 0
+def __getattr__(name: str) -> Any:
+    """``task.YamlTask`` and the file's other parse-only models, from task_file.py on first use."""
+    if name in _FILE_MODELS:
+        from . import task_file
 
-
-class YamlLocation(_Yaml):
-    x: int
-    y: int
-
-
-class YamlAgent(_Yaml):
-    username: str = Field(min_length=1)
-    # the paper's character password: accepted so that its files load, never used, kept or written
-    password: str | None = Field(None, repr=False)
-    new_character: bool = True
-    location: YamlLocation
-    skill_levels: dict[str, int] = Field(default_factory=dict)
-    inventory_items: list[YamlStack] = Field(default_factory=empty_list)
-    equipped_items: list[YamlStack] = Field(default_factory=empty_list)
-    role: str = ""  # short role name shown to the agent ("lumberjack")
-    guideline: str = ""  # the role's own guideline document
-
-
-class YamlTaskHead(_Yaml):
-    name: str = Field(min_length=1)
-    description: str = ""
-
-
-class Objectives(_Yaml):
-    primary: str
-    secondary: list[str] = Field(default_factory=empty_list)
-
-
-class CheckSpec(BaseModel):
-    """One verifier check: ``check`` names a registered check, the other keys are its parameters."""
-
-    model_config = ConfigDict(extra="allow", defer_build=True)
-    check: str
-    name: str | None = None
-    guard: bool | None = None  # a constraint (fails the task when broken, never counts as progress); default: the check's own
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-class VerifierSpec(_Yaml):
-    checks: list[CheckSpec] = Field(default_factory=empty_list)
-    python: str | None = None  # a registered custom verifier (plugin), evaluated after the checks
-    python_args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Step(_Yaml):
-    """One turn of the reference solution: the tool call that agent makes on its next turn."""
-
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    note: str = ""
-
-
-class YamlTask(_Yaml):
-    id: str | None = None
-    # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
-    paper_id: str | None = Field(None, pattern=r"^task_\d+$")
-    category: Category | None = None
-    needs_communication: bool = False  # an agent needs a fact only a teammate can tell it (tasks prove checks this)
-    task: YamlTaskHead
-    objectives: Objectives
-    relevant_game_context: str = ""
-    max_action_steps: int = Field(25, ge=1)
-    rounds: int = Field(55, ge=1)
-    shared_plan: str | None = None
-    success_criteria: list[str] = Field(default_factory=empty_list)
-    world_rules: dict[str, Any] = Field(default_factory=dict)
-    verifier: VerifierSpec | None = None
-    reference_solution: dict[str, list[Step]] | None = None
+        return getattr(task_file, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -314,6 +242,8 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
     problems: list[Problem] = []
     agent_keys = [k for k in raw if isinstance(k, str) and _AGENT_KEY.match(k)]
     rest = {k: v for k, v in raw.items() if k not in agent_keys}
+    from .task_file import YamlAgent, YamlTask
+
     allowed = list(YamlTask.model_fields) + ["agent_1"]
     head: YamlTask | None = None
     try:

@@ -1,0 +1,51 @@
+"""The task file's own layout, used only while a file is parsed (task.parse_task): a run of a task from the
+task cache (taskcache.py) unpickles its Task and never imports this module, so these classes are not even
+created then (pydantic's class creation is about 1 ms a class)."""
+
+from typing import Any
+
+from pydantic import Field
+
+from ..world.factories import empty_list
+from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack, _Yaml
+
+
+class YamlLocation(_Yaml):
+    x: int
+    y: int
+
+
+class YamlAgent(_Yaml):
+    username: str = Field(min_length=1)
+    # the paper's character password: accepted so that its files load, never used, kept or written
+    password: str | None = Field(None, repr=False)
+    new_character: bool = True
+    location: YamlLocation
+    skill_levels: dict[str, int] = Field(default_factory=dict)
+    inventory_items: list[YamlStack] = Field(default_factory=empty_list)
+    equipped_items: list[YamlStack] = Field(default_factory=empty_list)
+    role: str = ""  # short role name shown to the agent ("lumberjack")
+    guideline: str = ""  # the role's own guideline document
+
+
+class YamlTaskHead(_Yaml):
+    name: str = Field(min_length=1)
+    description: str = ""
+
+
+class YamlTask(_Yaml):
+    id: str | None = None
+    # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
+    paper_id: str | None = Field(None, pattern=r"^task_\d+$")
+    category: Category | None = None
+    needs_communication: bool = False  # an agent needs a fact only a teammate can tell it (tasks prove checks this)
+    task: YamlTaskHead
+    objectives: Objectives
+    relevant_game_context: str = ""
+    max_action_steps: int = Field(25, ge=1)
+    rounds: int = Field(55, ge=1)
+    shared_plan: str | None = None
+    success_criteria: list[str] = Field(default_factory=empty_list)
+    world_rules: dict[str, Any] = Field(default_factory=dict)
+    verifier: VerifierSpec | None = None
+    reference_solution: dict[str, list[Step]] | None = None
