@@ -133,6 +133,8 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     assert not loaded, f"the README episode imported {sorted(loaded)}"
     # the task file's parse-only models are not even created: the task comes from the task cache
     assert "agentworld.core.tasks.task_file" not in got["modules"]
+    # nor the model spec's (core/play/models.py): a scripted team makes none; its factory comes from teams.py
+    assert "agentworld.core.play.models" not in got["modules"] and "agentworld.core.play.teams" in got["modules"]
     # model classes built on first use: the argument models of the tools the team called and the observation's
     # (the engine makes its rows unchecked; unchecked.py builds their classes so that they serialise anywhere);
     # not the task's (it is unpickled from the task cache)

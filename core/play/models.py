@@ -1,4 +1,4 @@
-"""Model specs shared by every framework plugin, and user-defined team factories.
+"""Model specs shared by every framework plugin (the team factories are in teams.py, re-exported here).
 
 A model spec string is ``provider:model``:
 
@@ -21,18 +21,22 @@ prompt, the tool schemas and the answer (:meth:`ModelSpec.history_budget`).
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+# the team factories and the scripted policies' names live in teams.py (a run of a scripted team needs them,
+# not ModelSpec); re-exported here, where they were first
+from .teams import SCRIPTED_POLICIES
+from .teams import TeamFactory as TeamFactory, TeamFactoryError as TeamFactoryError
+from .teams import load_team_factory as load_team_factory, resolve_team_factory as resolve_team_factory
 
 Provider = Literal["openai", "openai-compatible", "scripted"]
 PROVIDERS: tuple[str, ...] = ("openai", "openai-compatible", "scripted")
 # Short names people type for OpenAI-compatible local servers; they mean the same provider.
 PROVIDER_ALIASES: dict[str, str] = {"vllm": "openai-compatible", "ollama": "openai-compatible",
                                     "llamacpp": "openai-compatible", "local": "openai-compatible"}
-SCRIPTED_POLICIES: tuple[str, ...] = ("oracle", "random", "idle")
 ToolChoice = Literal["auto", "required", "none"]
 TOOL_CHOICES: tuple[str, ...] = ("auto", "required", "none")
 
@@ -202,43 +206,3 @@ class ModelSpec(BaseModel):
         out["api_key_env"] = var
         out["api_key_set"] = bool(var and os.environ.get(var))
         return out
-
-
-# ---------------------------------------------------------------------- user-defined teams
-
-TeamFactory = Callable[[Any], Any]  # factory(TeamSpec) -> Team
-
-
-class TeamFactoryError(ValueError):
-    """``--team-factory`` names something that cannot be loaded or called."""
-
-
-def load_team_factory(ref: str) -> TeamFactory:
-    """Load ``"package.module:function"`` (``module:Class.method`` also works) as a team factory."""
-    if not isinstance(ref, str) or ref.count(":") != 1 or not all(ref.split(":")):
-        raise TeamFactoryError(f"--team-factory {ref!r}: expected 'module:function', e.g. 'my_team.graph:make_team'")
-    module_name, attr_path = ref.split(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise TeamFactoryError(f"--team-factory {ref!r}: cannot import module {module_name!r} ({exc}); is it "
-                               "installed or on PYTHONPATH?") from None
-    for part in attr_path.split("."):
-        if not hasattr(obj, part):
-            raise TeamFactoryError(f"--team-factory {ref!r}: {module_name} has no attribute {attr_path!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TeamFactoryError(f"--team-factory {ref!r}: {attr_path} is not callable; it must take a TeamSpec "
-                               "and return a Team")
-    return obj
-
-
-def resolve_team_factory(framework: str | None, team_factory: str | None = None) -> TeamFactory:
-    """The factory the runner calls with a TeamSpec: a user's ``--team-factory`` wins over ``--framework``."""
-    if team_factory:
-        return load_team_factory(team_factory)
-    if not framework:
-        raise TeamFactoryError("give --framework NAME (see `agentworld plugins`) or --team-factory module:function")
-    from .. import plugins
-
-    return plugins.get("framework", framework)

@@ -134,7 +134,7 @@ def is_oracle(framework: str | None, model: str | None) -> bool:
     """Whether a team is the scripted oracle baseline (the one team that may read the reference plan): the
     ``oracle`` framework, or a framework team whose model is ``scripted:oracle`` (the model-less ``random``
     and ``idle`` teams ignore their model)."""
-    from .models import SCRIPTED_POLICIES
+    from .teams import SCRIPTED_POLICIES
 
     if framework in SCRIPTED_POLICIES:
         return framework == "oracle"

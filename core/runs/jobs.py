@@ -56,7 +56,7 @@ def provider_of(model: str, framework: str) -> str:
 
 # ---------------------------------------------------------------------- one episode
 def resolve_team_factory(job: EpisodeJob) -> Callable[[Any], Any]:
-    from ..play.models import TeamFactoryError, resolve_team_factory as resolve
+    from ..play.teams import TeamFactoryError, resolve_team_factory as resolve
 
     try:
         return resolve(job.framework, job.team_factory)
