@@ -71,36 +71,38 @@ def scale_task(agents: int, rounds: int, packed: bool = False, seed: int = 0) ->
 
 
 def scale_once(agents: int, rounds: int, packed: bool = False, seed: int = 0) -> dict[str, float]:
-    """One size, in this process: the median time of a round (turns, tick, verifier, recording)."""
+    """One size, in this process: the median time of a round (turns, tick, verifier, recording), wall and CPU
+    (the process's; on a shared machine the wall time moves with the load, the CPU time much less)."""
     from ..play.episode import Episode
     from ..play.policies import PolicyTeam, RandomPolicy
     from ..play.records import TickEvent
 
     task = scale_task(agents, rounds, packed, seed)
-    marks: list[float] = []
+    marks: list[tuple[float, float]] = []  # (wall, CPU) at the end of each round
 
     def progress(event: Any) -> None:
         if isinstance(event, TickEvent):
-            marks.append(time.perf_counter())
+            marks.append((time.perf_counter(), time.process_time()))
 
     with tempfile.TemporaryDirectory() as tmp:
         ep = Episode(task, PolicyTeam(RandomPolicy(seed, task)), seed=seed, out_dir=tmp, framework="random",
                      progress=progress)
-        start = [0.0]
+        start: list[tuple[float, float]] = []
         first = ep._turn
 
         async def timed_turn(agent_id: str, rnd: int) -> None:  # the clock starts at the first turn
-            if not start[0]:
-                start[0] = time.perf_counter()
+            if not start:
+                start.append((time.perf_counter(), time.process_time()))
             await first(agent_id, rnd)
 
         ep._turn = timed_turn  # type: ignore[method-assign]
         asyncio.run(ep.run())
         rss = rss_mb()
-    rounds_s = [b - a for a, b in zip([start[0], *marks], marks)]
-    ms = statistics.median(rounds_s) * 1000
+    ends = [*start, *marks]
+    ms = statistics.median(b[0] - a[0] for a, b in zip(ends, marks)) * 1000
+    cpu_ms = statistics.median(b[1] - a[1] for a, b in zip(ends, marks)) * 1000
     return {"agents": agents, "ms_per_round": round(ms, 3), "ms_per_agent_turn": round(ms / agents, 4),
-            "rss_mb": round(rss, 1)}
+            "rss_mb": round(rss, 1), "cpu_ms_per_round": round(cpu_ms, 3)}
 
 
 MIN_TURNS = 500  # agent-turns each size plays at least: a small team's median round is otherwise a handful of turns
