@@ -9,6 +9,11 @@ measure time removed. Write the digests of the merge base and of the branch, the
     python benchmarks/trajectory_digest.py branch.json    # on the branch
     python benchmarks/trajectory_digest.py --compare base.json branch.json
 
+``--big`` adds bench scale's sizes (400 and 1,000 agents round the map, 300 and 1,000 packed; a few minutes).
+``--observations`` also digests every observation the world hands out, as JSON, per case (``KEY/obs``): a
+change to how an observation is built must not change one, even where no trajectory shows it. Compare files
+written with the same flags.
+
 A change of which shortest path the engine takes changes trajectories legitimately: take the base again
 from the new merge base after a rebase.
 """
@@ -44,6 +49,12 @@ CASES = [
     ("scale:100", "random", 0, "vanilla"),
     ("packed:60", "random", 1, "vanilla"),
 ]
+BIG_CASES = [
+    ("scale:400", "random", 0, "vanilla"),
+    ("packed:300", "random", 2, "vanilla"),
+    ("scale:1000", "random", 1, "vanilla"),
+    ("packed:1000", "random", 0, "vanilla"),
+]
 
 
 def strip(o):
@@ -73,6 +84,39 @@ def play(task_id: str, team: str, seed: int, variant: str, out: Path) -> None:
     asyncio.run(ep.run())
 
 
+class ObservationDigest:
+    """A sha256 over every observation (and peek) the embedded world hands out while it is installed."""
+
+    def __init__(self) -> None:
+        from agentworld.core.world.engine import EmbeddedWorld
+
+        self.hash = hashlib.sha256()
+        self._world = EmbeddedWorld
+        self._own = {name: EmbeddedWorld.__dict__.get(name) for name in ("observe", "peek")}  # None: inherited
+        observe, peek = EmbeddedWorld.observe, EmbeddedWorld.peek
+        update = self.hash.update
+
+        def observed(world, agent_id):
+            obs = observe(world, agent_id)
+            update(b"O" + obs.model_dump_json().encode())
+            return obs
+
+        def peeked(world, agent_id):
+            obs = peek(world, agent_id)
+            update(b"P" + obs.model_dump_json().encode())
+            return obs
+
+        EmbeddedWorld.observe, EmbeddedWorld.peek = observed, peeked
+
+    def close(self) -> str:
+        for name, own in self._own.items():
+            if own is None:
+                delattr(self._world, name)
+            else:
+                setattr(self._world, name, own)
+        return self.hash.hexdigest()
+
+
 def digest(out: Path) -> str:
     h = hashlib.sha256()
     for name in ("trajectory.jsonl", "result.json", "final_state.json"):
@@ -87,6 +131,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", help="write the digests here (JSON)")
     ap.add_argument("--compare", nargs=2, metavar=("BASE", "BRANCH"), help="compare two digest files")
+    ap.add_argument("--big", action="store_true", help="add 400- to 1,000-agent teams (a few minutes)")
+    ap.add_argument("--observations", action="store_true", help="also digest every observation, per case")
     args = ap.parse_args(argv)
     if args.compare:
         a, b = (json.loads(Path(p).read_text()) for p in args.compare)
@@ -99,10 +145,15 @@ def main(argv: list[str]) -> int:
         ap.error("give an output file, or --compare BASE BRANCH")
     digests = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for task_id, team, seed, variant in CASES:
+        for task_id, team, seed, variant in CASES + (BIG_CASES if args.big else []):
             key = f"{task_id}-{team}-{variant}-s{seed}"
             out = Path(tmp) / key.replace(":", "_")
-            play(task_id, team, seed, variant, out)
+            seen = ObservationDigest() if args.observations else None
+            try:
+                play(task_id, team, seed, variant, out)
+            finally:
+                if seen is not None:
+                    digests[key + "/obs"] = seen.close()
             digests[key] = digest(out)
             result = json.loads((out / "result.json").read_text(encoding="utf-8"))
             print(key, digests[key][:16], "success" if result["success"] else "not passed", flush=True)
