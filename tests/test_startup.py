@@ -299,6 +299,61 @@ def test_the_world_models_import_builds_no_class_and_keep_their_defaults():
         assert default == model() and default.model_fields_set == model().model_fields_set == set()
 
 
+NESTED_WORLD_MODELS = """
+import json, sys
+from pydantic import BaseModel, TypeAdapter
+from agentworld.core.world import models as m
+if sys.argv[1] == "adapter":
+    schema = TypeAdapter(m.WorldData).json_schema()
+    print(json.dumps(schema["properties"]["rules"]["default"]))
+elif sys.argv[1] == "list":
+    schema = TypeAdapter(list[m.ItemDef]).json_schema()
+    print(json.dumps(schema["$defs"]["ItemDef"]["properties"]["stats"]["default"]))
+else:
+    class Holder(BaseModel):  # a plugin's model holding one: neither ItemDef nor WorldData is built as a class
+        item: m.ItemDef
+        world: m.WorldData
+    schema = Holder.model_json_schema()
+    print(json.dumps(schema["$defs"]["ItemDef"]["properties"]["stats"]["default"]))
+"""
+
+
+def test_a_schema_holding_a_world_model_shows_its_defaults_when_that_class_is_not_built():
+    """The defaults made without validation serialise in a JSON schema that holds their model without building
+    it (a TypeAdapter, another model): there pydantic-core writes the default, which needs its class built."""
+    from agentworld.core.world import models as m
+
+    for case, default in (("adapter", m.Rules()), ("list", m.ItemStats()), ("holder", m.ItemStats())):
+        out = subprocess.run([sys.executable, "-c", NESTED_WORLD_MODELS, case], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, f"{case}: {out.stderr[-800:]}"
+        assert json.loads(out.stdout) == default.model_dump(mode="json"), case
+
+
+def test_a_mistyped_command_is_told_the_nearest_one():
+    out = subprocess.run([sys.executable, "-c", "from agentworld.core.cli import main; main()", "rnu"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "No such command 'rnu'" in out.stderr and "Did you mean 'run'" in out.stderr
+
+
+MAIN_IN_PROCESS = """
+import gc, json
+from agentworld.core.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_main_run_in_a_callers_process_leaves_its_collector_as_it_was():
+    """``main()`` freezes what is alive only when the process exits, not when its command returns."""
+    out = subprocess.run([sys.executable, "-c", MAIN_IN_PROCESS, "plugins", "--json"], capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == {"code": 0, "frozen": 0}
+
+
 def test_the_run_paths_dataclasses_have_docstrings():
     """A dataclass without a docstring gets one made from ``inspect.signature`` at class creation: ~3 ms for
     the 27 fields of ``Player`` on this project's machines, ~9 ms for the run path's undocumented ones. Checked

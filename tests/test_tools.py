@@ -237,3 +237,24 @@ def test_validated_arguments_kept_per_model_and_exact_values_are_what_validating
     for v in (0.0, -0.0, 0.0):
         assert json.dumps(spec.call(world, "a", {"v": v})[1]) == json.dumps({"v": v})
     assert 20 < len(tools_module._VALIDATED) <= tools_module.VALIDATED_KEEP  # and many were kept
+
+
+def test_validated_arguments_shared_by_calls_cannot_be_changed_by_an_executor():
+    """ToolSpec.call hands every call that sends the same values one validated arguments object: an executor
+    (a plugin's too) that wrote to it would change every later such call, so it is frozen."""
+    import pydantic
+
+    from agentworld.core.world import tools as tools_module
+
+    seen = []
+    spec = tools_module.ToolSpec("t", "t", tools_module.MoveArgs, lambda w, a, p: seen.append(p) or w.t(p), "t(x=1, y=2)")
+
+    class World:
+        def t(self, parsed):
+            with pytest.raises(pydantic.ValidationError, match="frozen"):
+                parsed.x = 99
+            return ToolResult.fail("bad_args", "not here")
+
+    for _ in range(2):
+        spec.call(World(), "a", {"x": 1, "y": 2})
+    assert seen[0] is seen[1] and seen[0].x == 1

@@ -8,6 +8,7 @@ May import every part of core.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 
@@ -24,7 +25,11 @@ class _Commands(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         plugins.load_commands(self, [cmd_name])
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is None:  # not a built-in command's name: load them all (third-party ones, and click's
+            plugins.load_commands(self)  # "Did you mean" suggestion reads the loaded commands)
+            command = super().get_command(ctx, cmd_name)
+        return command
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         plugins.load_commands(self)
@@ -61,12 +66,12 @@ def _load_commands() -> None:
 
 
 def main() -> None:
-    """The ``agentworld`` program. When its command is done the process ends: what is alive then is frozen
-    out of the cyclic collector's sight first (``gc.freeze``), so that the interpreter's collections at exit
-    do not scan it all to free what the operating system takes back anyway (after a run's episodes, up to a
-    few hundred milliseconds)."""
+    """The ``agentworld`` program. When the process ends, what is alive then is frozen out of the cyclic
+    collector's sight first (``gc.freeze`` at exit: CPython runs exit handlers before its own collections),
+    so that the interpreter's collections at exit do not scan it all to free what the operating system takes
+    back anyway (after a run's episodes, up to a few hundred milliseconds). At exit, not when the command
+    returns: a caller that runs ``main()`` in its own process and carries on keeps its collector as it was."""
     plugins.register_commands(cli, lazy=True)  # a command's module is imported when it runs
-    try:
-        cli()
-    finally:
-        gc.freeze()
+    atexit.unregister(gc.freeze)  # once, however often main() runs in this process
+    atexit.register(gc.freeze)
+    cli()

@@ -27,7 +27,9 @@ EXCERPT = 60  # characters of a bad value shown back in an error
 
 class ToolArgs(BaseModel):
     # built on a tool's first call (or schema): an episode calls a few of the 13 tools
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True, defer_build=True)
+    # frozen: the validated arguments of one set of values are shared by every call that sends them (ToolSpec.call)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True, defer_build=True,
+                              frozen=True)
 
 
 class MoveArgs(ToolArgs):
