@@ -24,7 +24,7 @@ from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
 from .combat import CombatMixin
 from .datapack import LoadedWorld, PortalEnd, load_world, portal_ends, recipes_by_output
-from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, Roster
+from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, Roster, same_equipment
 from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
@@ -609,7 +609,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         old, was = kept if kept is not None else (None, None)
         same_inv = was is not None and was[9] == p.inv.slots
         eq = p.equipment
-        same_eq = was is not None and was[10] == eq and (len(eq) < 2 or list(was[10]) == list(eq))
+        same_eq = was is not None and same_equipment(was[10], eq)
         same_levels = was is not None and was[5] == p.levels
         same_xp = was is not None and was[6] == p.xp
         same_kills = was is not None and was[7] == p.kills
@@ -643,9 +643,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         """Whether everything a player's state shows is as it was (``was``, copied when it was built). Skill and
         xp dicts never lose keys (their order is fixed at join) and kills and crafted are shown sorted, so
         dict equality is enough for them; equipment is shown in slot order, which is compared too."""
-        eq = p.equipment
         return (was[0] == p.x and was[1] == p.y and was[2] == p.hp and was[3] == p.alive and was[4] == p.active
-                and was[9] == p.inv.slots and was[10] == eq and (len(eq) < 2 or list(was[10]) == list(eq))
+                and was[9] == p.inv.slots and same_equipment(was[10], p.equipment)
                 and was[5] == p.levels and was[6] == p.xp and was[7] == p.kills and was[8] == p.crafted)
 
     def _slot(self, index: int, key: str, count: int) -> InventorySlot:
@@ -767,11 +766,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         near.sort(key=lambda q: q.order)
         return near
 
-    def _nearest_players(self, p: Player, radius: int, limit: int, ordered: bool = True) -> list[tuple[int, Player]]:
+    def _nearest_players(self, p: Player, radius: int, limit: int) -> list[tuple[int, Player]]:
         """(distance, player) of the ``limit`` other players in play within ``radius`` that come first by
-        distance, then username (an observation lists at most that many entities of any kind; it sorts them
-        with the rest, so it asks for them in any order: ``ordered=False``)."""
-        return self._player_cells.nearest(p.x, p.y, radius, limit, _in_play, _username, skip=p, ordered=ordered)
+        distance, then username, in any order (an observation lists at most that many entities of any kind, and
+        sorts them with the rest)."""
+        return self._player_cells.nearest(p.x, p.y, radius, limit, _in_play, _username, skip=p, ordered=False)
 
     def _deliver(self, p: Player, message: str, scope: str, recipients: list[Player] | None) -> ToolResult:
         """Post the message to each recipient's mailbox; ``recipients`` None: every other player in play (a

@@ -11,12 +11,31 @@ from .inventory import Inventory
 from .models import MobTypeDef, NodeTypeDef
 from .spatial import CELL, Cells
 
-__all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "Roster", "manhattan"]
+__all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "Roster", "SeenBy", "manhattan",
+           "same_equipment"]
 MAX_CHAT_SHOWN = 30  # chat messages an observation shows (the last ones since the previous observation; older ones are dropped)
 
 
 def manhattan(ax: int, ay: int, bx: int, by: int) -> int:
     return abs(ax - bx) + abs(ay - by)
+
+
+def same_equipment(was: dict, now: dict) -> bool:
+    """Whether a copy of a player's equipment (slot -> [item, count]) still matches it, slot order included:
+    observations and states show it in slot order, which dict equality ignores."""
+    return was == now and (len(now) < 2 or list(was) == list(now))
+
+
+class SeenBy:
+    """What a player's last observation was built from (observe.py), each value beside a copy of what it came
+    from: reused while the copy still matches (slots, skill levels and equipment entries change in place)."""
+
+    __slots__ = ("x", "y", "biome", "place", "slots", "inventory", "levels", "max_hp", "combat_level", "equipment",
+                 "equipment_names")
+
+    def __init__(self) -> None:
+        self.x = self.y = self.slots = self.levels = self.equipment = None  # copies: match nothing yet
+        self.biome = self.place = self.inventory = self.max_hp = self.combat_level = self.equipment_names = None
 
 
 @dataclass(slots=True)
@@ -54,7 +73,7 @@ class Player:
     # the engine's roster, told about every change of alive or active (however it is made)
     roster: "Roster | None" = field(default=None, repr=False, compare=False)
     # what its last observation was built from, reused while it holds (observe.py; only the engine sets it)
-    seen: list | None = field(default=None, repr=False, compare=False)
+    seen: SeenBy | None = field(default=None, repr=False, compare=False)
     # the Nearby rows showing it to others, by distance, while it stands on the tile they were made for (observe.py)
     shown: list | None = field(default=None, repr=False, compare=False)
 

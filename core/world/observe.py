@@ -17,7 +17,7 @@ from typing import Any
 from .observation import Entity, InvItem, Observation
 from .unchecked import unchecked
 from . import stats
-from .engine_state import CELL, MAX_CHAT_SHOWN
+from .engine_state import CELL, MAX_CHAT_SHOWN, SeenBy, same_equipment
 from .engine_state import manhattan as _dist
 
 
@@ -80,7 +80,7 @@ class ObservationMixin:
                 ref = live_mobs.get(eid) or mobs[eid]
             cands.append((d, eid, kind, ref))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
-        for d, q in self._nearest_players(p, vr, r.max_nearby, ordered=False):
+        for d, q in self._nearest_players(p, vr, r.max_nearby):
             cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))
@@ -110,35 +110,34 @@ class ObservationMixin:
             p.mailbox.clear()
             if p.chat_dropped:
                 p.chat_dropped = 0
-        # what the player's last observation was built from, reused while it holds (compared with copies, as
-        # slots, skill levels and equipment entries change in place): its tile's biome and place, its inventory's
-        # rows, what its levels give (max HP, combat level), its equipment's names
+        # what the player's last observation was built from, reused while it holds (SeenBy)
         seen = p.seen
         if seen is None:
-            seen = [None] * 10
+            seen = SeenBy()
             _set(p, "seen", seen)
         x, y = p.x, p.y
-        if seen[0] != x or seen[1] != y:
-            seen[0], seen[1], seen[2], seen[3] = x, y, self._biome_name(x, y), self._place_name(x, y)
+        if seen.x != x or seen.y != y:
+            seen.x, seen.y, seen.biome, seen.place = x, y, self._biome_name(x, y), self._place_name(x, y)
         slots = p.inv.slots
-        if seen[4] == slots:
-            inv = list(seen[5])
+        if seen.slots == slots:
+            inv = list(seen.inventory)
         else:
             inv = [self._inv_item(i, s[0], s[1]) for i, s in enumerate(slots) if s is not None]
-            seen[4], seen[5] = [s[:] if s is not None else None for s in slots], inv[:]
+            seen.slots, seen.inventory = [s[:] if s is not None else None for s in slots], inv[:]
         levels = p.levels
-        if seen[6] != levels:
-            seen[6], seen[7] = dict(levels), (self._max_hp(p), stats.combat_level(levels))
-        max_hp, combat = seen[7]
+        if seen.levels != levels:
+            seen.levels, seen.max_hp, seen.combat_level = dict(levels), self._max_hp(p), stats.combat_level(levels)
         eq = p.equipment
-        if seen[8] != eq or (len(eq) > 1 and list(seen[8]) != list(eq)):  # shown in slot order
-            seen[8] = {slot: e[:] for slot, e in eq.items()}
-            seen[9] = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "") for slot, e in eq.items()}
+        if seen.equipment is None or not same_equipment(seen.equipment, eq):
+            seen.equipment = {slot: e[:] for slot, e in eq.items()}
+            seen.equipment_names = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "")
+                                    for slot, e in eq.items()}
         return unchecked(Observation, {
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
-            "x": x, "y": y, "biome": seen[2], "place": seen[3],
-            "hp": p.hp, "max_hp": max_hp, "alive": p.alive, "combat_level": combat,
-            "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size, "equipment": dict(seen[9]),
+            "x": x, "y": y, "biome": seen.biome, "place": seen.place,
+            "hp": p.hp, "max_hp": seen.max_hp, "alive": p.alive, "combat_level": seen.combat_level,
+            "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size,
+            "equipment": dict(seen.equipment_names),
             "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes}, set(_OBSERVATION_SET))
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:

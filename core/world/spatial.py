@@ -253,18 +253,9 @@ class GroundItems(dict):
 
     def near(self, x: int, y: int, radius: int) -> list[tuple[int, Any]]:
         """(distance, item) within ``radius``, in the order the items were dropped."""
-        buckets, size = self.cells.buckets, self.cells.size
-        if radius <= size and (x // size, y // size) not in self.around:
+        if radius <= self.cells.size and (x // self.cells.size, y // self.cells.size) not in self.around:
             return []
-        out = []
-        for cy in range((y - radius) // size, (y + radius) // size + 1):
-            for cx in range((x - radius) // size, (x + radius) // size + 1):
-                bucket = buckets.get((cx, cy))
-                if bucket:
-                    for item in bucket.values():
-                        d = abs(item.x - x) + abs(item.y - y)
-                        if d <= radius:
-                            out.append((d, item))
+        out = list(self.cells.near(x, y, radius))
         if len(out) > 1:
             seq = self.seq
             out.sort(key=lambda t: seq[t[1].id])
