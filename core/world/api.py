@@ -55,6 +55,10 @@ class InventorySlot(BaseModel):
 class PlayerState(BaseModel):
     """One agent's full state: read by verifiers, exporters and the final state file (never by teammates)."""
 
+    # frozen: the embedded world hands out the same state while nothing it shows changes (player_state), to
+    # the turn, the verifier's checks and the final state alike: one reader's edit must not reach the others
+    model_config = ConfigDict(frozen=True)
+
     agent_id: str
     username: str
     x: int

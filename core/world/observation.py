@@ -40,6 +40,9 @@ class Entity(BaseModel):
 
 
 class ChatMessage(BaseModel):
+    # frozen: one message object is in every recipient's observation (a team that edited its copy would change
+    # what the others read)
+    model_config = ConfigDict(frozen=True)
     round: int
     sender: str  # username
     text: str
