@@ -170,7 +170,7 @@ def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, mon
     monkeypatch.setattr(runner.Runner, "__init__", init)
     plugins.register_commands(cli)
     assert gc.isenabled()
-    frozen = gc.get_freeze_count()  # the world's objects, when an earlier test loaded it (datapack freezes them)
+    frozen = gc.get_freeze_count()  # whatever an earlier test left frozen
     bad = CliRunner().invoke(cli, ["run", "--task", "no_such_task", "--framework", "oracle", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "no_such_task" in bad.output and gc.isenabled()
     assert seen == [("start", False)] and gc.get_freeze_count() == frozen  # a failed start freezes nothing

@@ -192,3 +192,27 @@ def test_a_world_kept_for_the_process_is_frozen_before_the_collector_runs(cache,
         gc.callbacks.remove(seen)
         gc.unfreeze()
     assert any(o is row for o in gc.get_objects())
+
+
+LOAD_AND_COUNT_FROZEN = """
+import gc, sys
+from agentworld.core.world import buildcache
+from agentworld.core.world.datapack import load_world
+if sys.argv[1] == "program":
+    buildcache.own_process()
+load_world()
+print(gc.get_freeze_count())
+"""
+
+
+def test_only_the_program_freezes_the_process_when_it_loads_the_world():
+    """``gc.freeze`` moves everything alive out of the collector's sight, not only the world: the agentworld
+    command does it (it owns its process), a library's caller of load_world() keeps its collector as it was."""
+    import subprocess
+
+    frozen = {}
+    for who in ("library", "program"):
+        out = subprocess.run([sys.executable, "-c", LOAD_AND_COUNT_FROZEN, who], capture_output=True, text=True,
+                             timeout=300, check=True)
+        frozen[who] = int(out.stdout.split()[-1])
+    assert frozen["library"] == 0 and frozen["program"] > 10_000

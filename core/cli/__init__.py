@@ -72,6 +72,9 @@ def main() -> None:
     back anyway (after a run's episodes, up to a few hundred milliseconds). At exit, not when the command
     returns: a caller that runs ``main()`` in its own process and carries on keeps its collector as it was."""
     plugins.register_commands(cli, lazy=True)  # a command's module is imported when it runs
+    from ..world import buildcache
+
+    buildcache.own_process()  # the world it loads may be frozen (a library's caller keeps its collector)
     atexit.unregister(gc.freeze)  # once, however often main() runs in this process
     atexit.register(gc.freeze)
     cli()

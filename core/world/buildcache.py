@@ -129,14 +129,26 @@ def entry_path(pack: Path, check_hash: bool, root: Path) -> Path:
     return root / f"world-{tiles}-{world_key(pack, check_hash)[:24]}.pickle"
 
 
-def cached_build(pack: Path, check_hash: bool, build: Callable[[], T], *, freeze: bool = False) -> T:
+_program_owns_process = False  # set by the agentworld command (own_process); a library's caller never is
+
+
+def own_process() -> None:
+    """The agentworld program runs in this process: a world it loads may be frozen (``cached_build``)."""
+    global _program_owns_process
+    _program_owns_process = True
+
+
+def cached_build(pack: Path, check_hash: bool, build: Callable[[], T], *, freeze: bool | None = None) -> T:
     """The world for ``pack`` from the disk cache, or ``build()`` stored there for next time.
 
     ``freeze``: the world lives as long as the process, so its objects are moved out of the cyclic
     collector's sight (``gc.freeze``) once it is loaded or built. A loaded one is frozen before the collector
-    runs again: unpickling makes ~15,000 containers, none of them garbage, and with the collector on during
-    the load they are scanned by a dozen collections, then by one of everything the process imported
-    (~20 ms of a 25 ms warm load)."""
+    runs again: unpickling makes ~15,000 containers, none of them garbage, and each collection of the oldest
+    generation would scan them again (~9 ms). ``gc.freeze`` moves everything alive, not only the world, so
+    by default (None) it is done only where the agentworld program owns the process (:func:`own_process`):
+    a library's caller keeps its collector as it was."""
+    if freeze is None:
+        freeze = _program_owns_process
     root = cache_dir()
     path = entry_path(pack, check_hash, root) if root is not None else None
     if path is not None:
