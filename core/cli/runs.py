@@ -406,9 +406,9 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     # run starts; then what exists is frozen (gc.freeze: out of the collector's sight) before it is on again,
     # since the first collection would otherwise scan all of it once more (~15-25 ms of the README episode,
     # for ~200 objects freed), and given back (gc.unfreeze) when the command ends.
-    was_collecting = gc.isenabled()
-    gc.disable()
-    try:
+    from ..world.buildcache import collector_paused
+
+    with collector_paused():
         from .. import plugins
 
         plugins.share_scan_with_pydantic()  # before the first model class is built (run_spec's)
@@ -481,13 +481,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
             observer = SingleEpisodeView(console)
         else:
             observer = ProgressBoard(console, spec.concurrency)
-    except BaseException:
-        if was_collecting:
-            gc.enable()
-        raise
-    gc.freeze()
-    if was_collecting:
-        gc.enable()
+        gc.freeze()  # while the collector is still off
     try:
         _run_and_report(runner, observer, console, run_dir, spec, as_json)
     finally:

@@ -362,6 +362,7 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
 
 _ERROR_KINDS = frozenset(get_args(ErrorKind))
 _STR_OR_NONE = (str, type(None))
+_TURN_GIVEN = tuple(n for n in TurnEvent.model_fields if n != "type")  # validation records the type as not given
 
 
 def turn_event(values: dict[str, Any]) -> TurnEvent:
@@ -382,9 +383,6 @@ def turn_event(values: dict[str, Any]) -> TurnEvent:
         return unchecked(TurnEvent, v, set(_TURN_GIVEN))
     del v["type"]
     return TurnEvent(**v)
-
-
-_TURN_GIVEN = tuple(n for n in TurnEvent.model_fields if n != "type")  # validation records the type as not given
 
 
 class _TurnTexts:
