@@ -26,7 +26,8 @@ from ..cce.graph import result_preview
 from ..cce.graph import CCE_FILE
 from ..cce.score import read_stored
 from ..play.records import EndEvent, StartEvent, TickEvent, TurnEvent
-from .report import RunData, _nan, _num, _pct, _signed, config_label, team_size_bin
+from .report import (RunData, _nan, _num, _pct, _signed, config_label, pass_k_cell, pass_k_columns,
+                     team_size_bin)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 AGENT_COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#bfef45",
@@ -374,6 +375,8 @@ def write_html_report(runs: list[RunData], rep: dict[str, Any], path: str | Path
     env.filters["share"] = _share
     env.filters["pp"] = _pp
     env.globals["filter_query"] = filter_query
+    env.globals["pass_k_columns"] = pass_k_columns
+    env.globals["pass_k_cell"] = pass_k_cell
     template = env.get_template("report.html.j2")
     data_json = json.dumps({"episodes": episodes, "catalog": catalog}, separators=(",", ":"), default=str)
     data_json = data_json.replace("</", "<\\/")  # cannot close the <script> element early

@@ -6,6 +6,7 @@
 - Paired differences: each configuration against a baseline, paired by task (core/runs/stats.py).
 - What went wrong: end reasons, tool error kinds, infrastructure and harness errors per configuration.
 - Run-to-run variation over seeds, and the communication analysis (core/cce/comms.py).
+- pass^k beside SR (tau-bench's reliability figure): the chance that k trials of a task all succeed.
 
 Intervals (docs/runs.md, "Statistics"): 95% percentile bootstrap over tasks (all episodes of a drawn task
 go together), seeded; paired differences get the same interval over tasks plus an exact sign test.
@@ -17,6 +18,7 @@ and warned about.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,7 +220,33 @@ def metrics(rows: list[Row], boot: Boot = Boot()) -> dict[str, Any]:
     judged = [r for r in rows if r.cce is not None]
     out["cce"] = {**stats.cluster_bootstrap(_by_task(judged, lambda r: r.cce), reps=boot.reps, seed=boot.seed,
                                             lo=0.0, hi=1.0).as_dict(), "n": len(judged)}
+    out["pass_k"] = pass_k_table(rows)
     return out
+
+
+def pass_hat_k(trials: dict[str, tuple[int, int]], k: int) -> tuple[float, int] | None:
+    """tau-bench's pass^k: for each task with n >= k trials of which c succeeded, C(c, k) / C(n, k) (the chance
+    that k trials drawn without replacement all succeed), averaged over those tasks; with the number of tasks
+    it averages. None when no task has k trials. ``trials[task] = (n, c)``."""
+    values = [math.comb(c, k) / math.comb(n, k) for n, c in trials.values() if n >= k]
+    return (sum(values) / len(values), len(values)) if values else None
+
+
+def pass_k_table(rows: list[Row]) -> dict[str, Any]:
+    """pass^k for k = 1 .. the most trials any task of ``rows`` has (trials: the task's episodes, one per seed).
+    ``{"max_trials", "values": [{"k", "value", "tasks"}]}``; pass^1 is SR averaged per task (it equals the
+    pooled SR when every task has as many trials)."""
+    trials: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        n, c = trials.get(r.result.task_id, (0, 0))
+        trials[r.result.task_id] = (n + 1, c + int(r.result.success))
+    most = max((n for n, _ in trials.values()), default=0)
+    values = []
+    for k in range(1, most + 1):
+        found = pass_hat_k(trials, k)
+        if found is not None:
+            values.append({"k": k, "value": found[0], "tasks": found[1]})
+    return {"max_trials": most, "values": values}
 
 
 def _group(rows: list[Row], key) -> dict[str, list[Row]]:
@@ -391,6 +419,7 @@ def build_report(runs: list[RunData], by: str | None = None, boot: Boot = Boot()
         "cce": cce_summary(runs, judge),
         "has_cce": any(r.cce is not None for r in rows),
         "has_usage": any(r.result.tokens_in or r.result.tokens_out or r.result.cost_usd for r in rows),
+        "has_pass_k": any(n_trials(v) >= 2 for v in configs.values()),
         "overall": [{"group": k, **metrics(v, boot)} for k, v in configs.items()],
         "by_category": [], "by_team_size": [], "variants": [], "paired": [],
         "per_task": per_task_table(configs) if details else {"configs": [], "rows": []},
@@ -422,6 +451,11 @@ def build_report(runs: list[RunData], by: str | None = None, boot: Boot = Boot()
             if k != base:
                 report["paired"].append({"a": base, "b": k, **paired(configs[base], configs[k], boot)})
     return report
+
+
+def n_trials(rows: list[Row]) -> int:
+    """The most trials (episodes) any one task has among ``rows``."""
+    return max(Counter(r.result.task_id for r in rows).values(), default=0)
 
 
 def not_applicable(runs: list[RunData]) -> list[dict[str, Any]]:
@@ -528,6 +562,36 @@ def print_summary(runs: list[RunData], console: Any) -> None:
                                extra=usage_columns(rep)))
 
 
+def pass_k_columns(rows: list[dict[str, Any]]) -> list[int]:
+    """The k shown in pass^k tables: 1 .. the most trials any row's tasks have."""
+    return list(range(1, max((row["pass_k"]["max_trials"] for row in rows), default=0) + 1))
+
+
+def pass_k_cell(row: dict[str, Any], k: int) -> str:
+    """``value % (tasks)``: pass^k over the row's tasks with at least k trials; "-" when none has k."""
+    found = next((v for v in row["pass_k"]["values"] if v["k"] == k), None)
+    return "-" if found is None else f"{100 * found['value']:.1f} ({found['tasks']})"
+
+
+def _fixed_pct(x: float | None) -> str:
+    return "-" if _nan(x) else f"{100 * x:.1f}"
+
+
+def pass_k_rich(rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    t = Table(title="pass^k: chance that k trials of a task all succeed (tau-bench: C(c,k)/C(n,k) averaged over "
+                    "tasks with >= k trials; tasks in brackets)", title_justify="left", header_style="bold")
+    t.add_column("configuration")
+    t.add_column("SR %", justify="right")
+    ks = pass_k_columns(rows)
+    for k in ks:
+        t.add_column(f"pass^{k} %", justify="right")
+    for row in rows:
+        t.add_row(row["group"], _fixed_pct(row["sr"]["mean"]), *(pass_k_cell(row, k) for k in ks))
+    return t
+
+
 def _counts(d: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items()) or "-"
 
@@ -560,6 +624,8 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(metric_table("Table 2 shape: overall", rep["overall"], [("group", "configuration")], cce,
                                extra=usage_columns(rep)))
+    if rep.get("has_pass_k"):
+        console.print(pass_k_rich(rep["overall"]))
     console.print(metric_table("By category", rep["by_category"],
                                [("group", "configuration"), ("category", "category")], cce))
     console.print(metric_table("By team size", rep["by_team_size"],
