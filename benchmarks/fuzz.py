@@ -125,7 +125,8 @@ def main() -> None:
             def make(team: Any, task: Any = task, seed: int = seed) -> Episode:
                 made.append(1)  # each episode (and its replay) writes its trajectory: the writer is fuzzed too
                 return Episode(task, team, seed=seed, out_dir=Path(tmp) / str(len(made)),
-                               world=EmbeddedWorld(loaded, seed=seed, rules=dict(task.world_rules)))
+                               world=EmbeddedWorld(loaded, seed=seed, rules=dict(task.world_rules),
+                                                   mechanics=task.mechanics))
 
             report = asyncio.run(fuzz_episode(make, plans(rng, task.rounds * len(task.agents)), recipes))
         totals["episodes"] += 1

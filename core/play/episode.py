@@ -341,8 +341,14 @@ def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[s
         from ..world.datapack import load_world
         from ..world.engine import EmbeddedWorld
 
-        return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
+        return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics)
     from .. import plugins
+
+    if task.mechanics and backend != "embedded":
+        raise ValueError(f"task {task.id} uses events, joint actions or hidden information, which only the embedded "
+                         f"world runs; play it with --world embedded")
+    if task.mechanics:
+        options = {**(options or {}), "mechanics": task.mechanics}
 
     return plugins.get("world", backend)(dict(task.world_rules), seed=seed, **(options or {}))
 
@@ -821,7 +827,8 @@ class Episode:
             self.verification = verify(self.task, self.world, self.history)
             passed = sum(cp.achieved for cp in self.verification.checkpoints)
             success = self.verification.success
-        self._emit(TickEvent(round=rnd, effects=report.effects, lines=report.lines, checkpoints_passed=passed,
+        self._emit(TickEvent(round=rnd, effects=report.effects, lines=report.lines, events=report.events,
+                             checkpoints_passed=passed,
                              timestamp=_now()))
         return success
 

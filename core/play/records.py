@@ -105,6 +105,9 @@ class TickEvent(BaseModel):
     round: int
     effects: Effects = Field(default_factory=Effects)
     lines: list[str] = Field(default_factory=empty_list)
+    # the task's world events fired at this tick and the joint actions of the round (core/world/events.py);
+    # left out of the line when there are none, so a task without mechanics writes what it always wrote
+    events: list[dict[str, Any]] = Field(default_factory=empty_list, exclude_if=lambda v: not v)
     checkpoints_passed: int = 0
     timestamp: str = ""
 

@@ -24,7 +24,7 @@ def plan_world(task: Task, seed: int = 0) -> Any:
     from ..world.datapack import load_world
     from ..world.engine import EmbeddedWorld
 
-    world = EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules))
+    world = EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics)
     for a in task.agents:
         world.add_player(a.player_spec())
     return world

@@ -12,15 +12,17 @@ from the file name and it is marked unverifiable (``task.verifiable`` is False).
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
+from ..world.events import TaskMechanics, spawned_ids
 from ..world.factories import empty_list
 from ..world.models import SKILLS, Rules
+from .problems import Problem as Problem, TaskError as TaskError  # re-exported: callers import them from here
+from .problems import did_you_mean as did_you_mean, excerpt as excerpt
 from .task_parts import CheckSpec as CheckSpec  # re-exported: solo.py, bench_play.py import it from here
 from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack
 
@@ -34,57 +36,6 @@ CATEGORIES: tuple[str, ...] = (
 )
 SUITES: tuple[str, ...] = ("main", "augmented")
 _AGENT_KEY = re.compile(r"^agent_[A-Za-z0-9_]+$")  # the paper: every top-level key starting with agent_
-
-
-# ---------------------------------------------------------------------------------------------------
-# Errors
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Problem:
-    """One problem of a task file: the field as written, what is wrong, and how to fix it."""
-
-    field: str  # e.g. "agent_2.inventory_items[1].item"
-    message: str  # what is wrong
-    fix: str = ""  # how to fix it
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}" + (f" (fix: {self.fix})" if self.fix else "")
-
-
-class TaskError(ValueError):
-    """A task file that cannot be used; ``problems`` lists every problem found, each with field and fix."""
-
-    def __init__(self, file: str, problems: list[Problem]):
-        self.file = file
-        self.problems = problems
-        lines = [f"{file}: {len(problems)} problem{'s' if len(problems) != 1 else ''}"]
-        lines += [f"  - {p}" for p in problems]
-        super().__init__("\n".join(lines))
-
-
-def did_you_mean(word: str, choices: Any, what: str) -> str:
-    """A fix hint: ``did you mean 'stick'?`` or a short list of what exists."""
-    import difflib  # for error messages only: not imported by a run that has none
-
-    choices = sorted(set(choices))
-    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
-    return f"use a known {what}: {shown}"
-
-
-def excerpt(value: Any, limit: int = 60) -> str:
-    """A short repr of a bad value for an error message (a hostile file's value can be megabytes)."""
-    text = repr(value) if not isinstance(value, (dict, list)) else _shallow_repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _shallow_repr(value: Any) -> str:
-    # repr() of a nested value walks all of it (an alias bomb is gigabytes once expanded): show one level
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: ..." for k in list(value)[:4]) + (", ..." if len(value) > 4 else "") + "}"
-    return f"[{len(value)} items]"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -144,6 +95,7 @@ class Task(BaseModel):
     world_rules: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None
+    mechanics: TaskMechanics | None = None  # events, joint actions, hidden information (None: the task has none)
     path: str | None = None
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)  # the parsed YAML, for exporters
     _agents_by_ref: tuple[list[AgentDef], int, dict[str, AgentDef]] | None = PrivateAttr(default=None)
@@ -276,7 +228,9 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
         needs_communication=head.needs_communication, objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
-        verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=_masked(raw, agent_keys))
+        verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=_masked(raw, agent_keys),
+        mechanics=TaskMechanics(events=head.events, joint_actions=head.joint_actions, hidden=head.hidden)
+        if head.events or head.joint_actions or head.hidden else None)
 
 
 def _masked(raw: dict[str, Any], agent_keys: list[str]) -> dict[str, Any]:
@@ -493,6 +447,10 @@ def validate_task(task: Task, world: "LoadedWorld | None" = None) -> list[Proble
         problems += _check_objective_reachable(task, w)
     if task.reference_solution is not None:
         problems += _check_reference(task, w)
+    if task.mechanics:
+        from .mechanics import mechanics_problems
+
+        problems += mechanics_problems(task, w)
     return problems
 
 
@@ -698,6 +656,7 @@ def _check_reference(task: Task, w: WorldIndex) -> list[Problem]:
 
     problems: list[Problem] = []
     usernames = {a.username for a in task.agents}
+    spawned = spawned_ids(task.mechanics)  # raiders a task's event brings can be attacked too
     assert task.reference_solution is not None
     for agent_key, steps in task.reference_solution.items():
         base = f"reference_solution.{agent_key}"
@@ -719,7 +678,7 @@ def _check_reference(task: Task, w: WorldIndex) -> list[Problem]:
             if step.tool == "harvest_resource" and target not in w.node_ids:
                 problems.append(Problem(f"{f}.args.targetInstance", f"no resource node '{target}' in the world",
                                         did_you_mean(str(target), _near_ids(target, w.node_ids), "node id")))
-            if step.tool == "attack_entity" and target not in w.mob_ids:
+            if step.tool == "attack_entity" and target not in w.mob_ids and target not in spawned:
                 problems.append(Problem(f"{f}.args.targetInstance", f"no mob '{target}' in the world",
                                         did_you_mean(str(target), _near_ids(target, w.mob_ids), "mob id")))
             if step.tool == "transfer_items":

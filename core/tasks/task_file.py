@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..world.events import EventSpec, HiddenSpec, JointSpec
 from ..world.factories import empty_list
 from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack, _Yaml
 
@@ -49,3 +50,7 @@ class YamlTask(_Yaml):
     world_rules: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None
+    # the task's world mechanics (core/world/events.py; docs/tasks.md "Events, joint actions, hidden information")
+    events: list[EventSpec] = Field(default_factory=empty_list)
+    joint_actions: list[JointSpec] = Field(default_factory=empty_list)
+    hidden: list[HiddenSpec] = Field(default_factory=empty_list)

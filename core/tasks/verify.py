@@ -137,7 +137,10 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
     ctx = VerifyContext(task=task, world=world, history=history if history is not None else [])
     checkpoints: list[Checkpoint] = []
     parts: list[str] = []
-    for spec, check, params, name, guard in _checks(task):
+    changed = _changed_checks(task, world)
+    for i, (spec, check, params, name, guard) in enumerate(_checks(task)):
+        if changed and i in changed:
+            params = changed[i]
         value, target = check.evaluate(ctx, params)
         cp = Checkpoint(name=name, check=spec.check, value=float(value), target=float(target),
                         achieved=value >= target, guard=guard)
@@ -181,6 +184,33 @@ def _checks(task: "Task") -> list[tuple[Any, Check, Any, str, bool]]:
         out.append((spec, check, params, spec.name or check.label(params, task), is_guard(spec)))
     key = id(task)
     _RESOLVED[key] = (weakref.ref(task, lambda _ref: _RESOLVED.pop(key, None)), registry, out)
+    return out
+
+
+def check_index(task: "Task", ref: int | str | None) -> int | None:
+    """The verifier check an event names (its index, or the ``name`` it was given), or None."""
+    checks = task.verifier.checks if task.verifier else []
+    if isinstance(ref, int):
+        return ref if 0 <= ref < len(checks) else None
+    for i, spec in enumerate(checks):
+        if spec.name == ref:
+            return i
+    return None
+
+
+def _changed_checks(task: "Task", world: "World") -> dict[int, Any] | None:
+    """check index -> its parameters as the task's ``change_objective`` events left them so far in this world
+    (core/world/events.py), validated; None when no event changed a check (the common case: one attribute read)."""
+    mech = getattr(world, "mech", None)
+    overrides = mech.check_overrides if mech is not None else None
+    if not overrides:
+        return None
+    out = {}
+    for ref, new in overrides.items():
+        i = check_index(task, ref)
+        if i is not None:
+            spec = task.verifier.checks[i]  # type: ignore[union-attr]
+            out[i] = lookup(spec.check).params.model_validate({**spec.params, **new})  # type: ignore[union-attr]
     return out
 
 

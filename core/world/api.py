@@ -86,6 +86,9 @@ class TickReport(BaseModel):
     round: int
     effects: Effects = Field(default_factory=Effects)
     lines: list[str] = Field(default_factory=empty_list)  # short human-readable log lines
+    # the task's world events that fired (from the next round on) and the joint actions done this round, each
+    # a record with its kind, round and what it touched (core/world/events.py); empty for a task without them
+    events: list[dict[str, Any]] = Field(default_factory=empty_list)
 
 
 class World(ABC):

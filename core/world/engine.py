@@ -24,6 +24,7 @@ from . import stats
 from .api import InventorySlot, PlayerSpec, PlayerState, TickReport, World
 from .combat import CombatMixin
 from .datapack import LoadedWorld, PortalEnd, load_world, portal_ends, recipes_by_output
+from .events import NEVER, Mechanics, TaskMechanics, event_line
 from .engine_state import CELL, MAX_CHAT_SHOWN, GroundItem, MobState, NodeState, Player, Roster, same_equipment
 from .engine_state import manhattan as _dist
 from .inventory import Inventory
@@ -47,7 +48,8 @@ PLAYER_CELL = 4  # side of the buckets of the player index
 
 
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
-    def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None):
+    def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None,
+                 mechanics: "TaskMechanics | None" = None):
         if loaded is None:
             loaded = load_world()  # the built-in world (cached per process)
         self.loaded = loaded
@@ -111,6 +113,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._missed_at: dict[str, list[int]] = {}  # agent id -> log positions not for it, from its chat_read on
         self._broadcast_base = 0  # log position of self._broadcasts[0] (the log is cut once everyone read it)
         self._broadcast_trim_at = 256
+        # the task's events, joint actions and hidden information (events.py); None: none, and no hook costs
+        self.mech: Mechanics | None = Mechanics(self, mechanics) if mechanics else None
 
     # =============================================================================================
     # setup
@@ -163,6 +167,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         p.cells = self._player_cells
         p.roster = self._roster
         self._roster.version += 1
+        if self.mech is not None:
+            self.mech.joined(p)
 
     def remove_player(self, agent_id: str, reason: str) -> None:
         p = self._player(agent_id)
@@ -244,6 +250,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_failure("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
         end = here[0]
         portal = end.portal
+        if self.mech is not None and (refused := self.mech.portal_refusal(p, end)) is not None:
+            return refused
         if portal.requires_item and not self._has_item(p, portal.requires_item):
             return engine_failure("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
                                                    f"(it is kept, not used up).")
@@ -352,6 +360,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return self._unknown_target(p, target_instance, "resource", "harvest_resource")
         nt = node.type
         if node.respawn_at is not None:
+            if node.respawn_at >= NEVER:
+                return engine_failure("depleted", f"{nt.name} {node.id} is exhausted: it does not come back. "
+                                                  f"Pick another {nt.kind}.")
             return engine_failure("depleted", f"{nt.name} {node.id} is depleted; it is back in "
                                               f"{max(1, node.respawn_at - self.round)} round(s). Pick another {nt.kind}.")
         have = p.levels[nt.skill]
@@ -421,6 +432,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         walked = self._walk_near(p, g.x, g.y, 0, f"{g.item} ({g.id})", eff)
         if walked is not None:
             return walked
+        if self.mech is not None and (held := self.mech.lift(p, g, eff)) is not None:
+            return held
         added = p.inv.add(g.item, room)
         g.count -= added
         if g.count <= 0:
@@ -451,6 +464,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff)
         if walked is not None:
             return walked
+        if self.mech is not None and (guarded := self.mech.guard(p, mob, eff)) is not None:
+            return guarded
         return self._fight(p, mob, style, eff)
 
     # -- crafting ---------------------------------------------------------------------------------
@@ -679,6 +694,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                      for mid, m in sorted({**self.wounded, **self.dead_mobs}.items())},
             "ground_items": [{"id": g.id, "item": g.item, "count": g.count, "x": g.x, "y": g.y}
                              for g in self.ground.values()],
+            **({"mechanics": self.mech.snapshot()} if self.mech is not None else {}),
         }
 
     # =============================================================================================
@@ -689,11 +705,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         eff = engine_effects()
         lines: list[str] = []
         players = list(self.players.values())  # join order: the dict is filled in that order
-        if r.aggro and self.max_aggro > 0:
+        mech = self.mech
+        if r.aggro and (self.max_aggro > 0 or mech is not None):
             for p in players:
                 if not (p.active and p.alive):
                     continue
-                for mob in self._aggressors(p):
+                for mob in self._aggressors(p) if mech is None else self._aggressors(p) + mech.aggressors(p):
                     if not (p.active and p.alive):
                         break
                     self._aggro_exchange(p, mob, eff, lines)
@@ -725,6 +742,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                         before = p.hp
                         p.hp = min(mhp, p.hp + r.hp_regen_per_round)
                         eff.hp.append(HpChange(agent=p.agent_id, before=before, after=p.hp, cause="regen"))
+        if mech is not None:
+            events = mech.tick(round)  # the events due from the next round, what joint actions did this round
+            lines += [event_line(e) for e in events]
+            self.round = nxt
+            return TickReport(round=round, effects=eff, lines=lines, events=events)
         self.round = nxt
         return TickReport(round=round, effects=eff, lines=lines)
 

@@ -18,6 +18,7 @@ from .observation import Entity, InvItem, Observation
 from .unchecked import unchecked
 from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN, SeenBy, same_equipment
+from .events import NEVER
 from .engine_state import manhattan as _dist
 
 
@@ -79,6 +80,9 @@ class ObservationMixin:
             elif kind == "mob":
                 ref = live_mobs.get(eid) or mobs[eid]
             cands.append((d, eid, kind, ref))
+        mech = self.mech
+        if mech is not None and mech.spawned:
+            cands += mech.seen_near(p.x, p.y, vr)  # mobs a task's event brought (a raid)
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
         for d, q in self._nearest_players(p, vr, r.max_nearby):
             cands.append((d, q.username, "player", q))
@@ -185,6 +189,8 @@ class ObservationMixin:
             k = (kind, eid, ref.x, ref.y, d, back)
         elif kind == "ground_item":
             k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d)
+        elif kind == "portal" and self.mech is not None:  # a task's events may close it
+            k = (kind, eid, d, self.mech.portal_note(ref.key))
         else:  # portals, stations and NPCs never change
             k: tuple = (kind, eid, d)
         row = self._entity_rows.get(k)
@@ -201,13 +207,15 @@ class ObservationMixin:
             if note is None:
                 note = self._type_notes[nt.key] = _node_note(nt)
             if ref.respawn_at is not None:
-                note += f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds"
+                note += ("; exhausted, does not come back" if ref.respawn_at >= NEVER
+                         else f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds")
             return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                         hp=None, max_hp=None, note=note)
         if kind == "mob":
             mt = ref.type
             if ref.respawn_at is not None:
-                note = "; ".join([*_mob_tags(mt), f"dead, back in {max(1, ref.respawn_at - self.round)} rounds"])
+                back = ref.respawn_at - self.round
+                note = "; ".join([*_mob_tags(mt), "dead" if back >= NEVER // 2 else f"dead, back in {max(1, back)} rounds"])
                 return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                             hp=None, max_hp=None, note=note)
             note = self._mob_notes.get(mt.key)
@@ -229,6 +237,8 @@ class ObservationMixin:
                 note += f"; needs {pt.requires_item}"
             if pt.requires_level:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
+            if self.mech is not None:
+                note += self.mech.portal_note(pt.key)
             return _row(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
                         hp=None, max_hp=None, note=note)
         if kind == "station":

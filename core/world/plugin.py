@@ -7,11 +7,13 @@ from typing import Any
 from ..hookspecs import hookimpl
 
 
-def make_embedded_world(rules_overrides: dict | None = None, *, seed: int = 0, loaded: Any = None):
-    """factory(rules_overrides) -> World, as ``register_worlds`` expects; ``seed`` and ``loaded`` are optional."""
+def make_embedded_world(rules_overrides: dict | None = None, *, seed: int = 0, loaded: Any = None,
+                        mechanics: Any = None):
+    """factory(rules_overrides) -> World, as ``register_worlds`` expects; ``seed``, ``loaded`` and the task's
+    ``mechanics`` (core/world/events.py) are optional."""
     from .engine import EmbeddedWorld
 
-    return EmbeddedWorld(loaded, seed=seed, rules=rules_overrides)
+    return EmbeddedWorld(loaded, seed=seed, rules=rules_overrides, mechanics=mechanics)
 
 
 @hookimpl

@@ -1,0 +1,206 @@
+"""A task's world mechanics as the tasks layer sees them: checked against the world, listed, and placed.
+
+The specs themselves (``events:``, ``joint_actions:``, ``hidden:``) are world data (``core/world/events.py``):
+this module checks that each names something real in the world and the task (a portal, a node, a mob type,
+an agent, a verifier check), lists the mechanics a task uses (``mechanics_of``: the ``mechanics`` field of
+``agentworld tasks list --json``) and says where they happen (``mechanic_places``: for the map).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..world.events import EventSpec, Place, TaskMechanics, spawned_ids
+from .problems import Problem, did_you_mean
+from .verify import check_index
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .task import Task, WorldIndex
+
+
+def _place_problems(field: str, pl: Place | None, w: "WorldIndex", walk: bool) -> list[Problem]:
+    if pl is None:
+        return []
+    loaded = w.loaded
+    if pl.landmark is not None and pl.landmark not in w.landmarks:
+        return [Problem(f"{field}.landmark", f"no landmark '{pl.landmark}'", did_you_mean(pl.landmark, w.landmarks, "landmark"))]
+    npcs = {n.key: n for n in loaded.data.npcs}
+    if pl.npc is not None and pl.npc not in npcs:
+        return [Problem(f"{field}.npc", f"no npc '{pl.npc}'", did_you_mean(pl.npc, npcs, "npc key"))]
+    if pl.x is not None and pl.y is not None:
+        if not loaded.map.in_bounds(pl.x, pl.y):
+            return [Problem(field, f"({pl.x},{pl.y}) is off the map", f"use 0 <= x < {loaded.map.width}, 0 <= y < {loaded.map.height}")]
+        if walk and not loaded.map.walkable(pl.x, pl.y):
+            near = loaded.map.nearest_walkable(pl.x, pl.y, 30)
+            return [Problem(field, f"({pl.x},{pl.y}) is not walkable", f"the nearest walkable tile is {near}")]
+    return []
+
+
+def _agent_problem(field: str, ref: str | None, task: "Task") -> list[Problem]:
+    if ref is None or task.resolve_agent(ref):
+        return []
+    names = task.agent_ids + [a.username for a in task.agents]
+    return [Problem(field, f"no agent '{ref}' in this task", did_you_mean(ref, names, "agent id or username"))]
+
+
+def _event_problems(task: "Task", i: int, e: EventSpec, w: "WorldIndex") -> list[Problem]:
+    f = f"events[{i}]"
+    loaded = w.loaded
+    portals = {p.key for p in loaded.data.portals}
+    out: list[Problem] = []
+    if e.portal is not None and e.portal not in portals:
+        out.append(Problem(f"{f}.portal", f"no portal '{e.portal}'", did_you_mean(e.portal, portals, "portal key")))
+    for j, nid in enumerate(e.nodes):
+        if nid not in w.node_ids:
+            out.append(Problem(f"{f}.nodes[{j}]", f"no resource node '{nid}' in the world",
+                               "use an instance id from `agentworld world near PLACE`"))
+    if e.mob is not None and e.mob not in w.mob_types:
+        out.append(Problem(f"{f}.mob", f"unknown mob type '{e.mob}'", did_you_mean(e.mob, w.mob_types, "mob type")))
+    out += _place_problems(f"{f}.at", e.at, w, walk=e.do == "spawn_mobs")
+    if e.at_round is not None and e.at_round > task.rounds:
+        out.append(Problem(f"{f}.at_round", f"round {e.at_round} is after the task's {task.rounds} rounds: it never fires",
+                           f"use a round from 1 to {task.rounds}"))
+    if e.when is not None:
+        t = e.when
+        out += _place_problems(f"{f}.when.enters", t.enters, w, walk=False)
+        out += _agent_problem(f"{f}.when.by", t.by, task)
+        if t.holds is not None and t.holds not in w.items:
+            out.append(Problem(f"{f}.when.holds", f"unknown item '{t.holds}'", did_you_mean(t.holds, w.items, "item key")))
+        if t.killed is not None and t.killed not in w.mob_types and t.killed not in w.mob_ids \
+                and t.killed not in spawned_ids(task.mechanics):
+            out.append(Problem(f"{f}.when.killed", f"no mob type or mob instance '{t.killed}'",
+                               did_you_mean(t.killed, w.mob_types, "mob type (or an instance id)")))
+    for j, ref in enumerate(e.tell):
+        out += _agent_problem(f"{f}.tell[{j}]", ref, task)
+    if e.do == "change_objective":
+        out += _objective_change_problems(task, f, e)
+    return out
+
+
+def _objective_change_problems(task: "Task", f: str, e: EventSpec) -> list[Problem]:
+    from .verify import Check, lookup
+
+    k = check_index(task, e.check)
+    if k is None:
+        n = len(task.verifier.checks) if task.verifier else 0
+        return [Problem(f"{f}.check", f"no verifier check {e.check!r}",
+                        f"give a check's index (0 to {n - 1}) or the name: of one of verifier.checks" if n
+                        else "the task has no verifier checks to change")]
+    spec = task.verifier.checks[k]  # type: ignore[union-attr]
+    check = lookup(spec.check)
+    if not isinstance(check, Check):
+        return []  # reported with the verifier
+    try:
+        check.params.model_validate({**spec.params, **(e.set or {})})
+    except ValidationError as exc:
+        return [Problem(f"{f}.set", f"the changed '{spec.check}' check is not valid: "
+                        + "; ".join(f"{'.'.join(map(str, er['loc']))}: {er['msg']}" for er in exc.errors()),
+                        f"set only parameters of '{spec.check}' ({', '.join(check.params.model_fields)})")]
+    return []
+
+
+def mechanics_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
+    """Every event, joint action and hidden piece that points at nothing real, or cannot be done."""
+    m = task.mechanics
+    if not m:
+        return []
+    out: list[Problem] = []
+    for i, e in enumerate(m.events):
+        out += _event_problems(task, i, e, w)
+    portals = {p.key for p in w.loaded.data.portals}
+    n_agents = len(task.agents)
+    for i, j in enumerate(m.joint_actions):
+        f = f"joint_actions[{i}]"
+        if j.k > n_agents:
+            out.append(Problem(f"{f}.k", f"the {j.kind} needs {j.k} players at once but the task has {n_agents} agents",
+                               f"use k from 2 to {n_agents}, or add agents"))
+        if j.mob is not None and j.mob not in w.mob_ids and j.mob not in spawned_ids(m):
+            out.append(Problem(f"{f}.mob", f"no mob '{j.mob}' in the world (a mob instance id)",
+                               "use an id from `agentworld world near PLACE`"))
+        if j.portal is not None and j.portal not in portals:
+            out.append(Problem(f"{f}.portal", f"no portal '{j.portal}'", did_you_mean(j.portal, portals, "portal key")))
+        if j.item is not None and j.item not in w.items:
+            out.append(Problem(f"{f}.item", f"unknown item '{j.item}'", did_you_mean(j.item, w.items, "item key")))
+        out += _place_problems(f"{f}.at", j.at, w, walk=True)
+    for i, h in enumerate(m.hidden):
+        f = f"hidden[{i}]"
+        for j, nid in enumerate(h.nodes):
+            if nid not in w.node_ids:
+                out.append(Problem(f"{f}.nodes[{j}]", f"no resource node '{nid}' in the world",
+                                   "use an instance id from `agentworld world near PLACE`"))
+        for j, stack in enumerate(h.items):
+            item = stack.get("item")
+            if item not in w.items:
+                out.append(Problem(f"{f}.items[{j}].item", f"unknown item {item!r}", did_you_mean(str(item), w.items, "item key")))
+            if not isinstance(stack.get("count", 1), int) or stack.get("count", 1) < 1:
+                out.append(Problem(f"{f}.items[{j}].count", "count must be a whole number of at least 1", "fix it"))
+        for j, pl in enumerate(h.at):
+            out += _place_problems(f"{f}.at[{j}]", pl, w, walk=True)
+    ids = [h.id for h in m.hidden]
+    for dup in sorted({x for x in ids if ids.count(x) > 1}):
+        out.append(Problem("hidden", f"two hidden entries have the id '{dup}'", "give each its own id"))
+    return out
+
+
+def mechanics_of(task: "Task") -> list[str]:
+    """The mechanics a task uses, from its file: ``events:<kind>`` per event kind, ``joint_action`` (and
+    ``joint:<kind>``), ``hidden_info``, and those of the mobs block (roaming mobs, finite nodes, hazards...)."""
+    out: list[str] = []
+    m = task.mechanics
+    if m:
+        out += sorted({f"events:{e.do}" for e in m.events})
+        if any(e.when is not None for e in m.events):
+            out.append("events:triggered")
+        if m.joint_actions:
+            out.append("joint_action")
+            out += sorted({f"joint:{j.kind}" for j in m.joint_actions})
+        if m.hidden:
+            out.append("hidden_info")
+    return out
+
+
+def mechanic_places(task: "Task", loaded: Any) -> list[tuple[str, int, int, int]]:
+    """(label, x, y, radius) of every place a task's mechanics act on: where events happen or are triggered,
+    the portals they close and open, joint actions and hidden things (each candidate of a hidden choice)."""
+    from ..world.events import resolve_place
+
+    m = task.mechanics
+    if not m:
+        return []
+    out: list[tuple[str, int, int, int]] = []
+    portals = {p.key: p for p in loaded.data.portals}
+    nodes = {n.id: n for n in loaded.nodes}
+    for i, e in enumerate(m.events):
+        label = f"{m.event_id(i)}: {e.do}" + (f" r{e.at_round}" if e.at_round else " (triggered)")
+        if e.at is not None:
+            x, y, r = resolve_place(loaded, e.at, 40 if e.do == "announce" else 2)
+            out.append((label, x, y, r if e.do == "announce" else 0))
+        if e.when is not None and e.when.enters is not None:
+            x, y, r = resolve_place(loaded, e.when.enters, 2)
+            out.append((f"{m.event_id(i)}: trigger", x, y, r))
+        if e.portal in portals:
+            pt = portals[e.portal]
+            out.append((label, pt.x, pt.y, 0))
+        for nid in e.nodes:
+            if nid in nodes:
+                out.append((label, nodes[nid].x, nodes[nid].y, 0))
+    mobs = {mb.id: mb for mb in loaded.mobs}
+    for j in m.joint_actions:
+        label = f"{j.id or j.kind} (k={j.k})"
+        if j.mob in mobs:
+            out.append((label, mobs[j.mob].x, mobs[j.mob].y, 0))
+        if j.portal in portals:
+            out.append((label, portals[j.portal].x, portals[j.portal].y, j.radius))
+        if j.at is not None:
+            x, y, _ = resolve_place(loaded, j.at, 0)
+            out.append((label, x, y, 0))
+    for h in m.hidden:
+        for c, pl in enumerate(h.at):
+            x, y, _ = resolve_place(loaded, pl, 0)
+            out.append((f"{h.id}? ({h.kind} {c})", x, y, 0))
+        for c, nid in enumerate(h.nodes):
+            if nid in nodes:
+                out.append((f"{h.id}? ({h.kind} {c})", nodes[nid].x, nodes[nid].y, 0))
+    return out

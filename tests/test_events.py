@@ -1,0 +1,239 @@
+"""Scheduled and triggered world events (core/world/events.py): each kind acts in the world at its round or
+condition, is recorded in the trajectory, is refused at load when it points at nothing real, and plays the
+same way under the same seed."""
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentworld.core.play.episode import Episode, make_world
+from agentworld.core.play.policies import PolicyTeam, make_policy
+from agentworld.core.tasks.task import TaskError, find_task, parse_task, validate_task
+from agentworld.core.world.tools import TOOLS
+
+STAFF = yaml.safe_load((Path(find_task("task_01_staff").path)).read_text(encoding="utf-8"))
+FERRY = (814, 472)  # isle_ferry's entrance at Saltmarsh Dock
+
+
+def task_with(**blocks):
+    raw = copy.deepcopy(STAFF)
+    raw.update(blocks)
+    task = parse_task(raw, "events_test.yaml", "events_test")
+    problems = validate_task(task)
+    if problems:
+        raise TaskError("events_test.yaml", problems)
+    return task
+
+
+def world_of(task, seed=0, at=None):
+    w = make_world(task, seed)
+    for a in task.agents:
+        spec = a.player_spec()
+        if at and a.agent_id in at:
+            spec = spec.model_copy(update={"x": at[a.agent_id][0], "y": at[a.agent_id][1]})
+        w.add_player(spec)
+    return w
+
+
+def call(w, agent, tool, **args):
+    return TOOLS[tool].execute(w, agent, args)
+
+
+def walk(w, agent, x, y):
+    for _ in range(5):
+        r = call(w, agent, "move_character", x=x, y=y)
+        assert r.ok, r.text
+        if r.effects.move.reached:
+            return
+    raise AssertionError(f"{agent} did not reach ({x},{y})")
+
+
+def test_a_portal_closes_at_its_round_and_opens_again():
+    task = task_with(events=[{"id": "storm", "at_round": 3, "do": "close_portal", "portal": "isle_ferry"},
+                             {"id": "calm", "at_round": 5, "do": "open_portal", "portal": "isle_ferry"}])
+    w = world_of(task, at={"agent_1": FERRY})
+    assert call(w, "agent_1", "enter_portal").ok  # round 1: open
+    call(w, "agent_1", "enter_portal")  # back through the return portal
+    report = w.end_round(1)
+    assert report.events == []
+    report = w.end_round(2)  # the tick that ends round 2 fires the round-3 event
+    assert [(e["id"], e["round"], e["portal"]) for e in report.events] == [("storm", 3, "isle_ferry")]
+    refused = call(w, "agent_1", "enter_portal")
+    assert not refused.ok and "closed" in refused.text
+    portal_rows = [e for e in w.observe("agent_1").nearby if e.kind == "portal"]
+    assert portal_rows and "closed" in portal_rows[0].note
+    w.end_round(3)
+    assert not call(w, "agent_1", "enter_portal").ok
+    assert [e["id"] for e in w.end_round(4).events] == ["calm"]
+    assert call(w, "agent_1", "enter_portal").ok
+
+
+def test_a_ferry_that_departs_says_when_it_leaves_and_is_gone_after():
+    task = task_with(events=[{"id": "last_ferry", "at_round": 4, "do": "depart", "portal": "isle_ferry"}])
+    w = world_of(task, at={"agent_1": FERRY})
+    row = next(e for e in w.observe("agent_1").nearby if e.kind == "portal")
+    assert "last departure at the end of round 3" in row.note
+    for r in (1, 2, 3):
+        w.end_round(r)
+    refused = call(w, "agent_1", "enter_portal")
+    assert not refused.ok and "left at the end of round 3" in refused.text
+
+
+def test_a_triggered_event_fires_the_first_time_a_player_enters_the_area():
+    task = task_with(events=[{"id": "ambush", "when": {"enters": {"landmark": "goldfield_farm", "radius": 3}},
+                              "do": "announce", "message": "Wolves!", "at": {"landmark": "goldfield_farm", "radius": 10}}])
+    w = world_of(task)
+    assert w.end_round(1).events == []
+    walk(w, "agent_2", 382, 471)  # into Goldfield Farm
+    events = w.end_round(2).events
+    assert [(e["id"], e["round"], e["heard_by"]) for e in events] == [("ambush", 3, ["agent_2"])]
+    assert "woodworker" in events[0]["cause"]
+    assert any("Wolves!" in n for n in w.observe("agent_2").notes)
+    assert not any("Wolves!" in n for n in w.observe("agent_1").notes)  # far away: not heard
+    walk(w, "agent_1", 383, 471)
+    assert w.end_round(3).events == []  # fires once
+
+
+def test_a_raid_spawns_mobs_that_are_seen_fought_and_stay_dead():
+    task = task_with(events=[{"id": "raid", "at_round": 2, "do": "spawn_mobs", "mob": "chicken", "count": 2,
+                              "at": {"x": 449, "y": 402, "radius": 2}}])
+    w = world_of(task)
+    events = w.end_round(1).events
+    ids = events[0]["mobs"]
+    assert ids == ["chicken#100000", "chicken#100001"]
+    seen = {e.id for e in w.observe("agent_1").nearby if e.kind == "mob"}
+    assert set(ids) <= seen
+    result = call(w, "agent_1", "attack_entity", targetInstance=ids[0])
+    assert result.ok and result.effects.kills and result.effects.kills[0].instance == ids[0]
+    w.end_round(2)
+    assert ids[0] not in {e.id for e in w.observe("agent_1").nearby}  # a raider killed does not come back
+    assert ids[1] in w.snapshot()["mechanics"]["spawned_mobs"]
+
+
+def test_aggressive_raiders_attack_at_the_tick():
+    task = task_with(events=[{"id": "raid", "at_round": 1, "do": "spawn_mobs", "mob": "goblin", "count": 3,
+                              "at": {"x": 449, "y": 399, "radius": 1}}])
+    w = world_of(task)
+    report = w.end_round(1)
+    assert any(line.startswith("goblin#1000") for line in report.lines)
+    assert any(h.cause.startswith("aggro:goblin#1000") for h in report.effects.hp)
+
+
+def test_nodes_are_depleted_and_refilled():
+    task = task_with(events=[{"id": "blight", "at_round": 2, "do": "deplete_node", "nodes": ["tree#1068"]},
+                             {"id": "regrowth", "at_round": 4, "do": "refill_node", "nodes": ["tree#1068"]}])
+    w = world_of(task)
+    w.end_round(1)
+    refused = call(w, "agent_1", "harvest_resource", targetInstance="tree#1068")
+    assert not refused.ok and refused.error == "depleted" and "does not come back" in refused.text
+    row = next(e for e in w.observe("agent_1").nearby if e.id == "tree#1068")
+    assert "exhausted" in row.note
+    for r in (2, 3):
+        w.end_round(r)
+    got = call(w, "agent_1", "harvest_resource", targetInstance="tree#1068")
+    assert got.ok and got.effects.gained
+
+
+def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_it():
+    events = [{"id": "bigger_order", "when": {"holds": "stick", "count": 2, "by": "wizard"}, "do": "change_objective",
+               "check": "three staffs by the wizard", "set": {"count": 4}, "tell": ["wizard"],
+               "message": "The circle needs four staffs now, not three."}]
+    task = task_with(events=events)
+    result, events_seen, notes = _play_oracle(task)
+    assert not result.success  # the plan makes three: the grown order is not met
+    assert "three staffs by the wizard: 3/4" in result.message
+    [rec] = [e for e in events_seen if e["id"] == "bigger_order"]
+    assert rec["told"] == ["agent_3"] and rec["set"] == {"count": 4}
+    assert notes["agent_3"] and not notes["agent_1"] and not notes["agent_2"]
+    plain, _, _ = _play_oracle(find_task("task_01_staff"))
+    assert plain.success
+
+
+def _play_oracle(task, seed=0):
+    import tempfile
+
+    out = Path(tempfile.mkdtemp())
+    ep = Episode(task, PolicyTeam(make_policy("oracle", seed, task)), seed=seed, out_dir=out)
+    result = asyncio.run(ep.run())
+    lines = [json.loads(x) for x in (out / "trajectory.jsonl").read_text().splitlines()]
+    events = [e for ev in lines if ev["type"] == "tick" for e in ev.get("events", [])]
+    notes = {a: [] for a in task.agent_ids}
+    for rec in events:
+        for a in rec.get("told", []):
+            notes[a].append(rec["id"])
+    return result, events, notes
+
+
+def test_a_tick_without_events_writes_the_line_it_always_wrote():
+    import tempfile
+
+    out = Path(tempfile.mkdtemp())
+    task = find_task("task_01_staff")
+    asyncio.run(Episode(task, PolicyTeam(make_policy("idle", 0)), seed=0, out_dir=out).run())
+    ticks = [json.loads(x) for x in (out / "trajectory.jsonl").read_text().splitlines() if '"type":"tick"' in x]
+    assert ticks and all("events" not in t for t in ticks)
+
+
+def test_events_play_the_same_under_the_same_seed():
+    events = [{"id": "raid", "at_round": 2, "do": "spawn_mobs", "mob": "goblin", "count": 3,
+               "at": {"x": 449, "y": 402, "radius": 3}},
+              {"id": "news", "when": {"holds": "logs", "count": 1}, "do": "announce", "message": "Logs!",
+               "at": {"landmark": "hearthmoor"}}]
+    task = task_with(events=events)
+
+    def play(seed):
+        w = world_of(task, seed)
+        log = []
+        for r in range(1, 6):
+            for a in task.agent_ids:
+                log.append(call(w, a, "attack_entity", targetInstance="goblin#100000").model_dump())
+                log.append(w.observe(a).model_dump())
+            log.append(w.end_round(r).model_dump())
+        return json.dumps(log, sort_keys=True), json.dumps(w.snapshot(), sort_keys=True)
+
+    assert play(3) == play(3)
+    assert len({play(s)[0] for s in range(3)}) > 1
+
+
+@pytest.mark.parametrize("event, field, words", [
+    ({"at_round": 2, "do": "close_portal", "portal": "isle_feri"}, "events[0].portal", "isle_ferry"),
+    ({"at_round": 2, "do": "deplete_node", "nodes": ["tree#999999"]}, "events[0].nodes[0]", "no resource node"),
+    ({"at_round": 2, "do": "spawn_mobs", "mob": "gobln", "at": {"x": 450, "y": 402}}, "events[0].mob", "goblin"),
+    ({"at_round": 2, "do": "spawn_mobs", "mob": "goblin", "at": {"landmark": "hearthmor"}}, "events[0].at.landmark",
+     "hearthmoor"),
+    ({"at_round": 2, "do": "announce", "message": "hi", "at": {"npc": "nobody"}}, "events[0].at.npc", "no npc"),
+    ({"at_round": 99, "do": "close_portal", "portal": "isle_ferry"}, "events[0].at_round", "never fires"),
+    ({"when": {"enters": {"landmark": "hearthmoor"}, "by": "druid"}, "do": "close_portal", "portal": "isle_ferry"},
+     "events[0].when.by", "no agent"),
+    ({"when": {"holds": "stik"}, "do": "close_portal", "portal": "isle_ferry"}, "events[0].when.holds", "stick"),
+    ({"when": {"killed": "dragn"}, "do": "close_portal", "portal": "isle_ferry"}, "events[0].when.killed", "no mob"),
+    ({"at_round": 2, "do": "change_objective", "check": 7, "set": {"count": 4}, "tell": ["wizard"], "message": "m"},
+     "events[0].check", "no verifier check"),
+    ({"at_round": 2, "do": "change_objective", "check": 0, "set": {"cont": 4}, "tell": ["wizard"], "message": "m"},
+     "events[0].set", "not valid"),
+    ({"at_round": 2, "do": "change_objective", "check": 0, "set": {"count": 4}, "tell": ["mage"], "message": "m"},
+     "events[0].tell[0]", "no agent"),
+])
+def test_an_event_that_points_at_nothing_real_is_refused_naming_the_field(event, field, words):
+    with pytest.raises(TaskError) as err:
+        task_with(events=[event])
+    problems = [p for p in err.value.problems if p.field == field]
+    assert problems, err.value
+    assert words in str(problems[0])
+
+
+@pytest.mark.parametrize("event, words", [
+    ({"do": "close_portal", "portal": "isle_ferry"}, "exactly one of at_round"),
+    ({"at_round": 2, "when": {"holds": "stick"}, "do": "close_portal", "portal": "isle_ferry"}, "exactly one of at_round"),
+    ({"at_round": 2, "do": "close_portal"}, "needs portal"),
+    ({"at_round": 2, "do": "explode"}, "events[0].do"),
+    ({"at_round": 2, "do": "spawn_mobs", "mob": "goblin", "at": {"x": 1}}, "a place is x and y"),
+])
+def test_a_malformed_event_is_a_task_error(event, words):
+    with pytest.raises(TaskError) as err:
+        task_with(events=[event])
+    assert words in str(err.value)
