@@ -28,33 +28,49 @@ def tasks_group() -> None:
 @click.option("--suite", default="main", show_default=True, help="Task suite (main, augmented).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_list(suite: str, as_json: bool) -> None:
-    """List tasks: id, name, category, agents, rounds."""
+    """List tasks: id, name, category, agents, rounds, and the world mechanics each uses."""
+    from ..tasks.mechanics import mechanics_of
     from ..tasks.task import load_suite
 
     tasks = load_suite(suite, validate=False)
     rows = [{"id": t.id, "name": t.name, "category": t.category, "agents": len(t.agents), "rounds": t.rounds,
-             "verifiable": t.verifiable} for t in tasks]
+             "verifiable": t.verifiable, "mechanics": mechanics_of(t)} for t in tasks]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     from rich.table import Table
 
-    table = Table("id", "name", "category", "agents", "rounds", title=f"{suite} tasks ({len(rows)})")
+    table = Table("id", "name", "category", "agents", "rounds", "mechanics", title=f"{suite} tasks ({len(rows)})")
     for r in rows:
-        table.add_row(r["id"], r["name"], r["category"] or "-", str(r["agents"]), str(r["rounds"]))
+        table.add_row(r["id"], r["name"], r["category"] or "-", str(r["agents"]), str(r["rounds"]),
+                      ", ".join(r["mechanics"]) or "-")
     _console().print(table)
 
 
 @tasks_group.command("show")
 @click.argument("task_id")
-def tasks_show(task_id: str) -> None:
-    """Show one task: objective, agents, verifier, reference solution length."""
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with the task's mechanics).")
+def tasks_show(task_id: str, as_json: bool) -> None:
+    """Show one task: objective, agents, verifier, reference solution length, world mechanics."""
+    from ..tasks.mechanics import mechanics_of
     from ..tasks.task import TaskError, find_task
 
     try:
         t = find_task(task_id, validate=False)
     except (KeyError, TaskError) as exc:
         raise click.ClickException(str(exc).strip('"')) from None
+    if as_json:
+        click.echo(json.dumps({
+            "id": t.id, "name": t.name, "category": t.category, "path": t.path, "agents": [
+                {"agent_id": a.agent_id, "username": a.username, "role": a.role, "x": a.x, "y": a.y}
+                for a in t.agents],
+            "rounds": t.rounds, "max_action_steps": t.max_action_steps, "objective": t.objectives.primary.strip(),
+            "needs_communication": t.needs_communication, "verifiable": t.verifiable,
+            "checks": [c.model_dump(exclude_none=True) for c in (t.verifier.checks if t.verifier else [])],
+            "reference_steps": {k: len(v) for k, v in (t.reference_solution or {}).items()},
+            "mechanics": mechanics_of(t),
+            "mechanics_spec": t.mechanics.model_dump(exclude_defaults=True) if t.mechanics else {}}, indent=2))
+        return
     con = _console()
     con.print(f"[bold]{t.id}[/bold]: {t.name}  ({t.category or 'no category'}, {len(t.agents)} agents, "
               f"{t.rounds} rounds, {t.max_action_steps} action steps per agent)")
@@ -82,6 +98,9 @@ def tasks_show(task_id: str) -> None:
     if t.reference_solution:
         steps = {k: len(v) for k, v in t.reference_solution.items()}
         con.print("Reference solution: " + ", ".join(f"{k} {n} steps" for k, n in steps.items()))
+    mechanics = mechanics_of(t)
+    con.print("World mechanics: " + (", ".join(mechanics) if mechanics else "none (the world changes only by the "
+                                                                             "agents' actions)"))
 
 
 @tasks_group.command("validate")

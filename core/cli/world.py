@@ -60,6 +60,10 @@ def task_markers(world, task) -> list:
             scan(step.args, f"{agent_id}: {step.tool}")
     if task.verifier is not None:
         scan([c.model_dump() for c in task.verifier.checks], "check")
+    from ..tasks.mechanics import mechanic_places
+
+    for label, x, y, radius, route in mechanic_places(task, world):  # events, joint actions, hidden things, mobs
+        marks.append(Marker(x, y, label, "mechanic", radius=radius, route=route))
     return marks
 
 

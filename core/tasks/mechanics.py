@@ -161,46 +161,50 @@ def mechanics_of(task: "Task") -> list[str]:
     return out
 
 
-def mechanic_places(task: "Task", loaded: Any) -> list[tuple[str, int, int, int]]:
-    """(label, x, y, radius) of every place a task's mechanics act on: where events happen or are triggered,
-    the portals they close and open, joint actions and hidden things (each candidate of a hidden choice)."""
+Place = tuple[str, int, int, int, "list[tuple[int, int]] | None"]
+
+
+def mechanic_places(task: "Task", loaded: Any) -> list[Place]:
+    """(label, x, y, radius, route) of every place a task's mechanics act on, for the map: where events happen
+    or are triggered, the portals they close and open, joint actions and hidden things (each candidate of a
+    hidden choice); ``route`` is a patrol's tiles, else None."""
     from ..world.events import resolve_place
 
-    m = task.mechanics
+    m = getattr(task, "mechanics", None)  # (a task-like object from a caller that has none)
     if not m:
         return []
-    out: list[tuple[str, int, int, int]] = []
+    out: list[Any] = []
     portals = {p.key: p for p in loaded.data.portals}
     nodes = {n.id: n for n in loaded.nodes}
     for i, e in enumerate(m.events):
         label = f"{m.event_id(i)}: {e.do}" + (f" r{e.at_round}" if e.at_round else " (triggered)")
         if e.at is not None:
             x, y, r = resolve_place(loaded, e.at, 40 if e.do == "announce" else 2)
-            out.append((label, x, y, r if e.do == "announce" else 0))
+            out.append((label, x, y, r if e.do == "announce" else 0, None))
         if e.when is not None and e.when.enters is not None:
             x, y, r = resolve_place(loaded, e.when.enters, 2)
-            out.append((f"{m.event_id(i)}: trigger", x, y, r))
+            out.append((f"{m.event_id(i)}: trigger", x, y, r, None))
         if e.portal in portals:
             pt = portals[e.portal]
-            out.append((label, pt.x, pt.y, 0))
+            out.append((label, pt.x, pt.y, 0, None))
         for nid in e.nodes:
             if nid in nodes:
-                out.append((label, nodes[nid].x, nodes[nid].y, 0))
+                out.append((label, nodes[nid].x, nodes[nid].y, 0, None))
     mobs = {mb.id: mb for mb in loaded.mobs}
     for j in m.joint_actions:
         label = f"{j.id or j.kind} (k={j.k})"
         if j.mob in mobs:
-            out.append((label, mobs[j.mob].x, mobs[j.mob].y, 0))
+            out.append((label, mobs[j.mob].x, mobs[j.mob].y, 0, None))
         if j.portal in portals:
-            out.append((label, portals[j.portal].x, portals[j.portal].y, j.radius))
+            out.append((label, portals[j.portal].x, portals[j.portal].y, j.radius, None))
         if j.at is not None:
             x, y, _ = resolve_place(loaded, j.at, 0)
-            out.append((label, x, y, 0))
+            out.append((label, x, y, 0, None))
     for h in m.hidden:
         for c, pl in enumerate(h.at):
             x, y, _ = resolve_place(loaded, pl, 0)
-            out.append((f"{h.id}? ({h.kind} {c})", x, y, 0))
+            out.append((f"{h.id}? ({h.kind} {c})", x, y, 0, None))
         for c, nid in enumerate(h.nodes):
             if nid in nodes:
-                out.append((f"{h.id}? ({h.kind} {c})", nodes[nid].x, nodes[nid].y, 0))
+                out.append((f"{h.id}? ({h.kind} {c})", nodes[nid].x, nodes[nid].y, 0, None))
     return out

@@ -22,14 +22,23 @@ NODE_COLORS = {"tree": (20, 70, 25), "rock": (70, 60, 60), "fishing_spot": (210,
 PORTAL_COLOR = (150, 40, 200)
 
 
+MECHANIC_COLOR = (235, 120, 0)
+_MARK_TAG = {"spawn": "S", "target": "T", "mechanic": "M"}
+_MARK_TEXT = {"spawn": (30, 60, 160), "target": (160, 20, 20), "mechanic": (170, 80, 0)}
+
+
 @dataclass
 class Marker:
-    """A point to highlight: a task's spawn (``kind="spawn"``) or target (``kind="target"``)."""
+    """A point to highlight: a task's spawn (``kind="spawn"``), target (``kind="target"``) or the place of one
+    of its world mechanics (``kind="mechanic"``: an event, a joint action, a hidden thing, a hazard zone),
+    with the ``radius`` of its area and the ``route`` of a patrol, when it has them."""
 
     x: int
     y: int
     label: str
     kind: str = "target"
+    radius: int = 0
+    route: list[tuple[int, int]] | None = None
 
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -204,12 +213,23 @@ def render_map(world: LoadedWorld, out: str | Path, scale: float = 2.0, markers:
     shown = []
     r = max(4, min(scale * 2, 10))
     for i, m in enumerate(markers or [], start=1):
-        tag = f"{'S' if m.kind == 'spawn' else 'T'}{i}"
+        tag = f"{_MARK_TAG.get(m.kind, 'T')}{i}"
         listed.append((tag, m))
+        if m.route and len(m.route) > 1:  # a patrol route, closed back to its start
+            pts = [px(x, y) for x, y in [*m.route, m.route[0]]]
+            for a, b in zip(pts, pts[1:]):
+                _dashed(draw, a, b, MECHANIC_COLOR + (230,), 2, max(3, scale * 2))
         if not inside(m.x, m.y):
             continue
         cx, cy = px(m.x, m.y)
-        if m.kind == "spawn":
+        if m.kind == "mechanic":
+            if m.radius:  # the area it covers (Manhattan: a diamond)
+                rr = m.radius * scale
+                draw.polygon([(cx, cy - rr), (cx + rr, cy), (cx, cy + rr), (cx - rr, cy)],
+                             outline=MECHANIC_COLOR + (255,), fill=MECHANIC_COLOR + (40,))
+            draw.rectangle([cx - r * 0.8, cy - r * 0.8, cx + r * 0.8, cy + r * 0.8], fill=MECHANIC_COLOR + (255,),
+                           outline=(255, 255, 255), width=1)
+        elif m.kind == "spawn":
             draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=(30, 120, 255, 255), outline=(255, 255, 255), width=2)
         else:
             draw.line([cx - r, cy - r, cx + r, cy + r], fill=(230, 20, 20), width=3)
@@ -222,7 +242,7 @@ def render_map(world: LoadedWorld, out: str | Path, scale: float = 2.0, markers:
     boxes = place_labels([(cx, cy) for *_, cx, cy in shown], sizes, gap=r + 1, bounds=(0, 0, size[0], size[1]),
                          avoid=list(drawn))
     for (tag, m, cx, cy), box in zip(shown, boxes):
-        colour = (30, 60, 160) if m.kind == "spawn" else (160, 20, 20)
+        colour = _MARK_TEXT.get(m.kind, _MARK_TEXT["target"])
         near_x, near_y = min(max(cx, box[0]), box[2]), min(max(cy, box[1]), box[3])
         if abs(near_x - cx) + abs(near_y - cy) > 2.5 * r:
             draw.line([cx, cy, near_x, near_y], fill=colour + (200,), width=1)
@@ -260,8 +280,9 @@ def _legend(draw, world: LoadedWorld, font, title, x0: float, markers=(), window
     y += line / 2
     if markers:
         for tag, m in markers:
-            color = (30, 60, 160) if m.kind == "spawn" else (160, 20, 20)
-            draw.text((x, y), f"{tag} {m.label} ({m.x}, {m.y})", font=font, fill=color)
+            color = _MARK_TEXT.get(m.kind, _MARK_TEXT["target"])
+            area = f" r{m.radius}" if m.radius else ""
+            draw.text((x, y), f"{tag} {m.label} ({m.x}, {m.y}){area}", font=font, fill=color)
             y += line
         y += line / 2
     entries = [(b.name, tuple(b.color)) for b in world.data.biomes]

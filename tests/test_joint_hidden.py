@@ -1,0 +1,150 @@
+"""Joint actions (k players in the same round) and hidden information (seen only by going there):
+core/world/events.py. Each joint action fails with k-1 players and passes with k, and says who took part."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentworld.core.tasks.task import TaskError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_events import FERRY, call, task_with, world_of
+
+COW = "cow#2460"  # (476, 394), passive, 10 HP: near the staff task's spawns at Hearthmoor
+
+
+def test_a_guarded_mob_is_hurt_only_when_k_players_attack_it_in_the_same_round():
+    task = task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 2}])
+    w = world_of(task)
+    alone = call(w, "agent_1", "attack_entity", targetInstance=COW)
+    assert alone.ok and "keeps its guard up" in alone.text and not alone.effects.kills
+    assert w.mobs[COW].hp == w.mobs[COW].type.hp
+    assert w.end_round(1).events == []
+    # next round: two attackers (k-1 was not enough; k is)
+    call(w, "agent_1", "attack_entity", targetInstance=COW)
+    second = call(w, "agent_2", "attack_entity", targetInstance=COW)
+    assert second.ok and "keeps its guard" not in second.text
+    assert w.mobs[COW].hp < w.mobs[COW].type.hp or second.effects.kills
+    [rec] = w.end_round(2).events
+    assert rec == {"kind": "joint:guarded_mob", "mob": COW, "round": 2, "agents": ["agent_1", "agent_2"], "k": 2}
+
+
+def test_attackers_of_an_earlier_round_do_not_count():
+    task = task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 2}])
+    w = world_of(task)
+    call(w, "agent_1", "attack_entity", targetInstance=COW)
+    w.end_round(1)
+    late = call(w, "agent_2", "attack_entity", targetInstance=COW)
+    assert "keeps its guard up: 1 of the 2" in late.text
+
+
+def test_a_held_gate_lets_players_through_only_while_k_stand_at_it():
+    task = task_with(joint_actions=[{"kind": "held_gate", "portal": "isle_ferry", "k": 2, "radius": 1}])
+    w = world_of(task, at={"agent_1": FERRY, "agent_2": (FERRY[0], FERRY[1] - 1), "agent_3": (450, 398)})
+    w.players["agent_2"].place(460, 470)  # away: only one at the gate
+    refused = call(w, "agent_1", "enter_portal")
+    assert not refused.ok and "opens only while 2 players" in refused.text
+    row = next(e for e in w.observe("agent_1").nearby if e.kind == "portal")
+    assert "opens only while 2 players stand within 1" in row.note
+    w.end_round(1)
+    w.players["agent_2"].place(FERRY[0], FERRY[1] - 1)
+    assert call(w, "agent_1", "enter_portal").ok
+    assert call(w, "agent_2", "enter_portal").ok  # held open for the rest of the round
+    [rec] = w.end_round(2).events
+    assert rec["kind"] == "joint:held_gate" and rec["agents"] == ["agent_1", "agent_2"]
+
+
+def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
+    task = task_with(joint_actions=[{"kind": "heavy_load", "item": "ancient_relic", "k": 3,
+                                     "at": {"x": 451, "y": 399}}])
+    w = world_of(task)
+    seen = [e for e in w.observe("agent_1").nearby if e.kind == "ground_item"]
+    assert [e.id for e in seen] == ["load#1"]
+    one = call(w, "agent_1", "pickup_resource", targetInstance="load#1")
+    two = call(w, "agent_2", "pickup_resource", targetInstance="load#1")
+    assert one.ok and "too heavy" in one.text and "now 2" in two.text and not two.effects.gained
+    w.end_round(1)
+    for a in ("agent_1", "agent_2"):
+        assert "too heavy" in call(w, a, "pickup_resource", targetInstance="load#1").text
+    lifted = call(w, "agent_3", "pickup_resource", targetInstance="load#1")
+    assert lifted.ok and lifted.effects.gained[0].item == "ancient_relic"
+    [rec] = w.end_round(2).events
+    assert rec["agents"] == ["agent_1", "agent_2", "agent_3"] and rec["carrier"] == "agent_3"
+
+
+def test_a_joint_action_with_too_few_agents_is_refused():
+    with pytest.raises(TaskError) as err:
+        task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 4}])
+    assert "joint_actions[0].k" in str(err.value) and "3 agents" in str(err.value)
+    with pytest.raises(TaskError) as err:
+        task_with(joint_actions=[{"kind": "held_gate", "portal": "nowhere", "k": 2}])
+    assert "joint_actions[0].portal" in str(err.value)
+    with pytest.raises(TaskError) as err:
+        task_with(joint_actions=[{"kind": "guarded_mob", "mob": "cow#1", "k": 2}])
+    assert "joint_actions[0].mob" in str(err.value)
+
+
+CACHE_AT = [{"x": 452, "y": 398}, {"x": 470, "y": 430}]
+
+
+def test_a_cache_is_seen_only_within_view_and_lies_where_the_task_says():
+    task = task_with(hidden=[{"id": "stash", "kind": "cache", "items": [{"item": "bead", "count": 2}],
+                              "at": CACHE_AT, "pick": 1}])
+    w = world_of(task)
+    assert not [e for e in w.observe("agent_1").nearby if e.kind == "ground_item"]  # not at the first place
+    w.players["agent_1"].place(470, 425)
+    [row] = [e for e in w.observe("agent_1").nearby if e.kind == "ground_item"]
+    assert (row.id, row.x, row.y, row.note) == ("cache#1", 470, 430, "bead x2")
+    assert call(w, "agent_1", "pickup_resource", targetInstance="cache#1").effects.gained[0].count == 2
+
+
+VEIN = ["tin_rock#1041", "tin_rock#1129", "tin_rock#1080"]
+
+
+def test_of_several_candidate_nodes_only_the_drawn_one_yields_and_the_draw_follows_the_seed():
+    task = task_with(hidden=[{"id": "vein", "kind": "vein", "nodes": VEIN, "pick": "seed"}])
+    picks = {}
+    for seed in range(8):
+        w = world_of(task, seed)
+        live = [n for n in VEIN if w.nodes[n].respawn_at is None]
+        assert len(live) == 1
+        picks[seed] = live[0]
+        assert w.snapshot()["mechanics"]["hidden"] == {"vein": VEIN.index(live[0])}
+        assert world_of(task, seed).snapshot() == w.snapshot()  # the same seed draws the same
+    assert len(set(picks.values())) > 1  # another seed, another vein
+    w = world_of(task, 0)
+    w.players["agent_1"].place(450, 395)
+    notes = {e.id: e.note for e in w.observe("agent_1").nearby if e.id in VEIN}
+    dead = [n for n in VEIN if n != picks[0] and n in notes]
+    assert dead and all("exhausted" in notes[n] for n in dead)
+
+
+def test_hidden_things_point_at_real_things():
+    with pytest.raises(TaskError) as err:
+        task_with(hidden=[{"id": "vein", "kind": "vein", "nodes": ["tin_rock#1"]}])
+    assert "hidden[0].nodes[0]" in str(err.value)
+    with pytest.raises(TaskError) as err:
+        task_with(hidden=[{"id": "c", "kind": "cache", "items": [{"item": "gold"}], "at": [{"x": 452, "y": 398}]}])
+    assert "hidden[0].items[0].item" in str(err.value)
+    with pytest.raises(TaskError) as err:
+        task_with(hidden=[{"id": "c", "kind": "cache", "items": [{"item": "bead"}], "at": [{"x": 452, "y": 398}],
+                           "pick": 3}])
+    assert "pick 3" in str(err.value)
+
+
+def test_joint_and_hidden_play_the_same_under_the_same_seed():
+    task = task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 2}],
+                     hidden=[{"id": "vein", "kind": "vein", "nodes": VEIN, "pick": "seed"}])
+
+    def play(seed):
+        w = world_of(task, seed)
+        log = []
+        for r in range(1, 5):
+            for a in task.agent_ids:
+                log.append(call(w, a, "attack_entity", targetInstance=COW).model_dump())
+            log.append(w.end_round(r).model_dump())
+        return json.dumps([log, w.snapshot()], sort_keys=True)
+
+    assert play(5) == play(5)
