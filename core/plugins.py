@@ -198,48 +198,25 @@ def load_commands(cli: Any, names: Iterable[str] | None = None) -> None:
 def _load_entrypoints(pm: pluggy.PluginManager) -> list[tuple[str, str]]:
     """Register the ``agentworld`` entry points' plugins with ``pm``: (name, distribution) of each. The
     installed distributions are read once per process (as pluggy's ``load_setuptools_entrypoints`` reads
-    them, in the same order); a second manager gets the same plugin objects. The same pass notes whether
-    any distribution has a pydantic plugin (:func:`share_scan_with_pydantic`)."""
-    global _entrypoints, _pydantic_plugins
+    them, in the same order); a second manager gets the same plugin objects."""
+    global _entrypoints
     if _entrypoints is None:
         import importlib.metadata
 
         found: list[tuple[str, Any, str]] = []
-        pydantic_plugins = False
         for dist in list(importlib.metadata.distributions()):
             for ep in dist.entry_points:
-                pydantic_plugins = pydantic_plugins or ep.group == _PYDANTIC_GROUP
                 if ep.group != "agentworld" or pm.has_plugin(ep.name) or pm.is_blocked(ep.name):
                     continue
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)
                 found.append((ep.name, plugin, dist.metadata["name"]))
-        _entrypoints, _pydantic_plugins = found, pydantic_plugins
+        _entrypoints = found
     else:
         for name, plugin, _ in _entrypoints:
             if not pm.has_plugin(name) and not pm.is_blocked(name):
                 pm.register(plugin, name=name)
     return [(name, dist) for name, _, dist in _entrypoints if pm.has_plugin(name)]
-
-
-_PYDANTIC_GROUP = "pydantic"  # pydantic.plugin._loader.PYDANTIC_ENTRY_POINT_GROUP
-_pydantic_plugins: bool | None = None  # whether any installed distribution has one (once entry points are read)
-
-
-def share_scan_with_pydantic() -> None:
-    """Tell pydantic's plugin loader what this process's entry-point scan found, when it found no pydantic
-    plugin: at its first model build the loader reads every installed distribution's entry points again
-    (~5 ms in the README's install, ~9 ms with the frameworks installed) to find none. Its cache is set to
-    what that scan would leave (no plugins), and only while it has not scanned; with any pydantic plugin
-    installed nothing changes and pydantic loads them itself. Imports pydantic: call it where the command
-    is about to use it."""
-    if _entrypoints is None or _pydantic_plugins is not False:
-        return
-    from pydantic.plugin import _loader
-
-    if getattr(_loader, "PYDANTIC_ENTRY_POINT_GROUP", None) == _PYDANTIC_GROUP and \
-            getattr(_loader, "_plugins", ()) is None and not getattr(_loader, "_loading_plugins", True):
-        _loader._plugins = {}
 
 
 def register_plugin(obj: Any, name: str | None = None) -> None:

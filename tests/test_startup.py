@@ -233,45 +233,6 @@ def test_model_fields_use_no_builtin_list_or_tuple_as_default_factory():
     assert not slow, f"Field(default_factory=list) in {slow}: use agentworld.core.world.factories.empty_list"
 
 
-PYDANTIC_SCANS = """
-import importlib.metadata as md, json
-calls = []
-real = md.distributions
-md.distributions = lambda *a, **k: calls.append(1) or real(*a, **k)
-from agentworld.core import plugins
-from agentworld.core.cli import cli
-plugins.register_commands(cli, lazy=True)  # what `agentworld` does first: reads the entry points
-plugins.share_scan_with_pydantic()  # what `agentworld run` does before its first model class
-from pydantic import BaseModel
-class M(BaseModel):
-    x: int
-from pydantic.plugin import _loader
-print(json.dumps({"scans": len(calls), "plugins": sorted(_loader._plugins)}))
-"""
-
-
-def test_one_read_of_the_entry_points_serves_pydantic_when_it_has_no_plugin(tmp_path):
-    """pydantic's plugin loader reads every distribution's entry points at its first model build; after our
-    scan found no pydantic plugin it is told so (one read, not two). With a pydantic plugin installed,
-    pydantic reads them itself and loads it, as without agentworld."""
-    import os
-
-    plain = subprocess.run([sys.executable, "-c", PYDANTIC_SCANS], capture_output=True, text=True, timeout=120,
-                           check=True)
-    assert json.loads(plain.stdout) == {"scans": 1, "plugins": []}
-    site = tmp_path / "site"
-    info = site / "fakeplug-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[pydantic]\nfake = fakeplug_mod:plugin\n", encoding="utf-8")
-    (site / "fakeplug_mod.py").write_text("class P:\n    def new_schema_validator(self, *a, **k):\n"
-                                          "        return None, None, None\n\nplugin = P()\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    with_plugin = subprocess.run([sys.executable, "-c", PYDANTIC_SCANS], capture_output=True, text=True,
-                                 timeout=120, check=True, env=env)
-    assert json.loads(with_plugin.stdout) == {"scans": 2, "plugins": ["fakeplug_mod:plugin"]}
-
-
 WORLD_MODELS = """
 import json
 from agentworld.core.world import models as m

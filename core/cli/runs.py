@@ -409,9 +409,6 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
     from ..world.buildcache import collector_paused
 
     with collector_paused():
-        from .. import plugins
-
-        plugins.share_scan_with_pydantic()  # before the first model class is built (run_spec's)
         from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
         from ..runs.runner import RunDir
 
