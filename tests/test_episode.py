@@ -500,53 +500,6 @@ async def test_gate_lets_exactly_the_first_call_of_the_current_agent_through():
     assert sum(len(v) for v in gate.stray.values()) > 0
 
 
-# -- the collector during a big team's rounds ----------------------------------------------------------
-class _ThresholdTeam(Team):
-    """Sleeps every turn, yielding to the event loop, and notes the collector's thresholds and how many objects
-    are frozen (``gc.get_freeze_count``) as each turn sees them."""
-
-    def __init__(self):
-        self.seen: list[tuple[int, tuple[int, int, int], int]] = []
-
-    async def act(self, turn: Turn) -> TurnOutcome:
-        import gc
-
-        self.seen.append((turn.round, gc.get_threshold(), gc.get_freeze_count()))
-        await asyncio.sleep(0)  # episodes side by side take turns
-        await turn.port.call("sleep", {"seconds": 1})
-        return TurnOutcome()
-
-
-async def test_a_big_team_collects_less_often_during_its_rounds_and_gives_everything_back(monkeypatch):
-    """From FREEZE_AT agents the rounds run with ROUND_THRESHOLDS and the set-up frozen; both are given back at
-    the end, by the last of two big episodes running side by side (the thresholds are process-wide), and a
-    small team's episode changes neither."""
-    import gc
-
-    from agentworld.core.play import episode as episode_module
-
-    task = find_task("task_08_convoy")
-    agents = len(task.agents)
-    small = _ThresholdTeam()
-    monkeypatch.setattr(episode_module, "FREEZE_AT", agents + 1)
-    ep = Episode(task.model_copy(update={"rounds": 2}), small)  # loads the world, which freezes it
-    before, frozen = gc.get_threshold(), gc.get_freeze_count()
-    assert before != episode_module.ROUND_THRESHOLDS
-    await ep.run()
-    assert {t for _, t, _ in small.seen} == {before}
-    assert max(f for _, _, f in small.seen) <= frozen  # (frozen objects that die leave the count)
-
-    monkeypatch.setattr(episode_module, "FREEZE_AT", agents)
-    short, long_ = _ThresholdTeam(), _ThresholdTeam()
-    await asyncio.gather(Episode(task.model_copy(update={"rounds": 2}), short).run(),
-                         Episode(task.model_copy(update={"rounds": 5}), long_).run())
-    assert {t for _, t, _ in short.seen} == {episode_module.ROUND_THRESHOLDS}
-    assert min(f for _, _, f in short.seen) > frozen
-    late = [t for r, t, _ in long_.seen if r > 2]  # after the short episode ended
-    assert late and set(late) == {episode_module.ROUND_THRESHOLDS}
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
-
-
 def test_event_timestamps_are_iso_8601_to_the_millisecond(monkeypatch):
     """``_now`` formats the second once and looks the milliseconds up: the same text as ``isoformat``."""
     from datetime import datetime, timezone

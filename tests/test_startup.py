@@ -144,45 +144,6 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     assert got["built"] and set(got["built"]) <= used, f"built {got['built']}, the calls' models {sorted(used)}"
 
 
-def test_the_run_command_pauses_the_collector_only_while_it_starts(tmp_path, monkeypatch):
-    """The collector is off while a run starts (imports, task, world) and on again for the episodes, also
-    when the start fails."""
-    import gc
-
-    from click.testing import CliRunner
-
-    from agentworld.core.cli import cli
-
-    seen = []
-    import asyncio
-
-    from agentworld.core.runs import runner
-
-    real = asyncio.run
-    monkeypatch.setattr(asyncio, "run", lambda coro: seen.append(("episodes", gc.isenabled())) or
-                        seen.append(("frozen", gc.get_freeze_count() > 0)) or real(coro))
-    real_init = runner.Runner.__init__
-
-    def init(self, *a, **k):
-        seen.append(("start", gc.isenabled()))
-        real_init(self, *a, **k)
-
-    monkeypatch.setattr(runner.Runner, "__init__", init)
-    plugins.register_commands(cli)
-    assert gc.isenabled()
-    frozen = gc.get_freeze_count()  # whatever an earlier test left frozen
-    bad = CliRunner().invoke(cli, ["run", "--task", "no_such_task", "--framework", "oracle", "--out", str(tmp_path / "x")])
-    assert bad.exit_code != 0 and "no_such_task" in bad.output and gc.isenabled()
-    assert seen == [("start", False)] and gc.get_freeze_count() == frozen  # a failed start freezes nothing
-    seen.clear()
-    ok = CliRunner().invoke(cli, ["run", "--task", "task_01_staff", "--framework", "oracle", "--no-progress",
-                                  "--out", str(tmp_path / "run")])
-    assert ok.exit_code == 0, ok.output
-    # what the start made was frozen out of the collector's sight for the episodes, and given back at the end
-    assert seen == [("start", False), ("episodes", True), ("frozen", True)] and gc.isenabled()
-    assert gc.get_freeze_count() == 0
-
-
 def test_a_live_view_is_shown_only_where_it_shows_something():
     """A transient live display prints nothing to a pipe or a file, so none is made there (it would render its
     view at every refresh); a terminal gets one. A piped console highlights nothing (no styles reach a pipe)."""
@@ -299,20 +260,29 @@ def test_a_mistyped_command_is_told_the_nearest_one():
 
 MAIN_IN_PROCESS = """
 import gc, json
-from agentworld.core.cli import main
+import click
+from agentworld.core.cli import cli, main
+seen = {}
+cli.add_command(click.Command("probe", callback=lambda: seen.update(thresholds=gc.get_threshold())))
+gc.set_threshold(700, 10, 10)
 try:
     main()
 except SystemExit as exc:
     code = exc.code
-print(json.dumps({"code": code, "frozen": gc.get_freeze_count()}))
+print(json.dumps({"code": code, "during": seen["thresholds"], "after": gc.get_threshold(),
+                  "frozen": gc.get_freeze_count()}))
 """
 
 
-def test_main_run_in_a_callers_process_leaves_its_collector_as_it_was():
-    """``main()`` freezes what is alive only when the process exits, not when its command returns."""
-    out = subprocess.run([sys.executable, "-c", MAIN_IN_PROCESS, "plugins", "--json"], capture_output=True,
-                         text=True, timeout=120, check=True)
-    assert json.loads(out.stdout.splitlines()[-1]) == {"code": 0, "frozen": 0}
+def test_main_sets_the_collector_while_its_command_runs_and_gives_it_back():
+    """``main()`` runs its command with the program's collector thresholds (core/cli/collector.py) and gives
+    the caller's back when it returns; what is alive is frozen only when the process exits."""
+    from agentworld.core.cli.collector import THRESHOLDS
+
+    out = subprocess.run([sys.executable, "-c", MAIN_IN_PROCESS, "probe"], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == {"code": 0, "during": list(THRESHOLDS),
+                                                       "after": [700, 10, 10], "frozen": 0}
 
 
 def test_the_run_paths_dataclasses_have_docstrings():

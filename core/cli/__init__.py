@@ -8,8 +8,6 @@ May import every part of core.
 
 from __future__ import annotations
 
-import atexit
-import gc
 import json
 
 import click
@@ -66,15 +64,9 @@ def _load_commands() -> None:
 
 
 def main() -> None:
-    """The ``agentworld`` program. When the process ends, what is alive then is frozen out of the cyclic
-    collector's sight first (``gc.freeze`` at exit: CPython runs exit handlers before its own collections),
-    so that the interpreter's collections at exit do not scan it all to free what the operating system takes
-    back anyway (after a run's episodes, up to a few hundred milliseconds). At exit, not when the command
-    returns: a caller that runs ``main()`` in its own process and carries on keeps its collector as it was."""
-    plugins.register_commands(cli, lazy=True)  # a command's module is imported when it runs
-    from ..world import buildcache
+    """The ``agentworld`` program: its collector settings (``collector.py``), then the command."""
+    from .collector import for_program
 
-    buildcache.own_process()  # the world it loads may be frozen (a library's caller keeps its collector)
-    atexit.unregister(gc.freeze)  # once, however often main() runs in this process
-    atexit.register(gc.freeze)
-    cli()
+    plugins.register_commands(cli, lazy=True)  # a command's module is imported when it runs
+    with for_program():
+        cli()

@@ -7,7 +7,6 @@ running, the round of each running episode, SR so far, tokens and cost so far).
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import time
@@ -401,88 +400,74 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle
     """
-    # Start-up (imports, pydantic's model classes, the task and the plan) allocates objects that live as long
-    # as the run: the cyclic collector would rescan them again and again and free nothing. It is off while the
-    # run starts; then what exists is frozen (gc.freeze: out of the collector's sight) before it is on again,
-    # since the first collection would otherwise scan all of it once more (~15-25 ms of the README episode,
-    # for ~200 objects freed), and given back (gc.unfreeze) when the command ends.
-    from ..world.buildcache import collector_paused
+    from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
+    from ..runs.runner import NotApplicableRun, NullObserver, Runner, RunDir, make_executor, new_run_id, unique_run_dir
 
-    with collector_paused():
-        from ..runs.run_spec import RunSpecError, build_spec, load_run_spec
-        from ..runs.runner import RunDir
-
-        from ..runs.runner import NotApplicableRun, NullObserver, Runner, make_executor, new_run_id, unique_run_dir
-
-        console = make_console(stderr=as_json)
-        fields: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
-        # Repeatable flags: given ones replace the spec's list; absent ones leave it alone.
-        for name, values in (("tasks", tasks), ("categories", categories), ("frameworks", frameworks),
-                             ("models", models), ("variants", variants)):
-            if values:
-                fields[name] = list(values)
-        if rate_limits:
-            fields["rate_limits"] = _parse_rate_limits(rate_limits)
-        if prices:
-            fields["prices"] = _parse_prices(prices)
-        cce_model = fields.pop("cce_model", None)
-        if cce_model:
-            fields["cce_options"] = {"model": cce_model}
-        model_options = {MODEL_FLAGS[k]: fields.pop(k) for k in list(fields) if k in MODEL_FLAGS}
-        if world or server_url or world_option:
-            fields["world"], fields["world_options"] = parse_world(world, server_url, world_option)
-        try:
-            if resume is not None:
-                if spec_file or tasks or fields.get("suite"):
-                    raise RunSpecError("--resume continues a run with its own spec: drop SPEC_FILE/--task/--suite")
-                manifest = RunDir(resume).read_manifest()
-                allowed = {"concurrency", "max_tokens_total", "max_cost", "prices", "executor", "dask_workers",
-                           "dask_scheduler", "rate_limits", "turn_timeout", "max_attempts"}
-                ignored = sorted(set(fields) - allowed)
-                if ignored:
-                    raise RunSpecError(f"--resume keeps the run's plan; these flags cannot change it: "
-                                       f"{', '.join(ignored)} (only {', '.join(sorted(allowed))} may)")
-                changed = sorted(k for k, v in model_options.items() if k not in RESUMABLE_MODEL_OPTIONS)
-                if changed:
-                    raise RunSpecError(f"--resume keeps the run's model settings; only --request-timeout and "
-                                       f"--context-window may change (the server's facts), not {', '.join(changed)}")
-                kept = manifest["spec"]
-                spec = build_spec({**kept, **fields, "options": {**kept.get("options", {}), **model_options}},
-                                  source=f"{resume}/manifest.json")
-                run_dir = resume
-            else:
-                if model_options:  # flags win over the spec file's options of the same name
-                    from_file = load_run_spec(spec_file, **fields).options if spec_file else {}
-                    fields["options"] = {**from_file, **model_options}
-                spec = load_run_spec(spec_file, **fields) if spec_file else build_spec(fields)
-                if out is not None:
-                    run_dir = out
-                else:
-                    run_dir = unique_run_dir(Path("runs"), new_run_id(spec))
-            executor = make_executor(spec)
-            runner = Runner(spec, run_dir, executor=executor, resume=resume is not None)
-            # A wrong framework, team factory, model spec or missing API key fails here, before anything runs.
-            _check_teams(runner)
-        except NotApplicableRun as e:  # a usage error: the variant cannot be played on what was selected
-            raise click.UsageError(str(e)) from None
-        except (RunSpecError, ValueError, KeyError, ImportError) as e:
-            raise click.ClickException(_message(e)) from None
-        if runner.not_applicable:
-            from ..runs.report import print_not_applicable
-
-            print_not_applicable(runner.not_applicable, console)
-
-        if no_progress or as_json:
-            observer: Any = NullObserver()  # no live display
-        elif len(runner.jobs) == 1:
-            observer = SingleEpisodeView(console)
-        else:
-            observer = ProgressBoard(console, spec.concurrency)
-        gc.freeze()  # while the collector is still off
+    console = make_console(stderr=as_json)
+    fields: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
+    # Repeatable flags: given ones replace the spec's list; absent ones leave it alone.
+    for name, values in (("tasks", tasks), ("categories", categories), ("frameworks", frameworks),
+                         ("models", models), ("variants", variants)):
+        if values:
+            fields[name] = list(values)
+    if rate_limits:
+        fields["rate_limits"] = _parse_rate_limits(rate_limits)
+    if prices:
+        fields["prices"] = _parse_prices(prices)
+    cce_model = fields.pop("cce_model", None)
+    if cce_model:
+        fields["cce_options"] = {"model": cce_model}
+    model_options = {MODEL_FLAGS[k]: fields.pop(k) for k in list(fields) if k in MODEL_FLAGS}
+    if world or server_url or world_option:
+        fields["world"], fields["world_options"] = parse_world(world, server_url, world_option)
     try:
-        _run_and_report(runner, observer, console, run_dir, spec, as_json)
-    finally:
-        gc.unfreeze()
+        if resume is not None:
+            if spec_file or tasks or fields.get("suite"):
+                raise RunSpecError("--resume continues a run with its own spec: drop SPEC_FILE/--task/--suite")
+            manifest = RunDir(resume).read_manifest()
+            allowed = {"concurrency", "max_tokens_total", "max_cost", "prices", "executor", "dask_workers",
+                       "dask_scheduler", "rate_limits", "turn_timeout", "max_attempts"}
+            ignored = sorted(set(fields) - allowed)
+            if ignored:
+                raise RunSpecError(f"--resume keeps the run's plan; these flags cannot change it: "
+                                   f"{', '.join(ignored)} (only {', '.join(sorted(allowed))} may)")
+            changed = sorted(k for k, v in model_options.items() if k not in RESUMABLE_MODEL_OPTIONS)
+            if changed:
+                raise RunSpecError(f"--resume keeps the run's model settings; only --request-timeout and "
+                                   f"--context-window may change (the server's facts), not {', '.join(changed)}")
+            kept = manifest["spec"]
+            spec = build_spec({**kept, **fields, "options": {**kept.get("options", {}), **model_options}},
+                              source=f"{resume}/manifest.json")
+            run_dir = resume
+        else:
+            if model_options:  # flags win over the spec file's options of the same name
+                from_file = load_run_spec(spec_file, **fields).options if spec_file else {}
+                fields["options"] = {**from_file, **model_options}
+            spec = load_run_spec(spec_file, **fields) if spec_file else build_spec(fields)
+            if out is not None:
+                run_dir = out
+            else:
+                run_dir = unique_run_dir(Path("runs"), new_run_id(spec))
+        executor = make_executor(spec)
+        runner = Runner(spec, run_dir, executor=executor, resume=resume is not None)
+        # A wrong framework, team factory, model spec or missing API key fails here, before anything runs.
+        _check_teams(runner)
+    except NotApplicableRun as e:  # a usage error: the variant cannot be played on what was selected
+        raise click.UsageError(str(e)) from None
+    except (RunSpecError, ValueError, KeyError, ImportError) as e:
+        raise click.ClickException(_message(e)) from None
+    if runner.not_applicable:
+        from ..runs.report import print_not_applicable
+
+        print_not_applicable(runner.not_applicable, console)
+
+    if no_progress or as_json:
+        observer: Any = NullObserver()  # no live display
+    elif len(runner.jobs) == 1:
+        observer = SingleEpisodeView(console)
+    else:
+        observer = ProgressBoard(console, spec.concurrency)
+    _run_and_report(runner, observer, console, run_dir, spec, as_json)
 
 
 def _run_and_report(runner: Any, observer: Any, console: "Console", run_dir: Path, spec: Any, as_json: bool) -> None:

@@ -20,7 +20,6 @@ learn that the turn's action happened.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import time
 import itertools
@@ -287,53 +286,6 @@ class TurnGate:
 # ---------------------------------------------------------------------------------------------------
 # The episode
 # ---------------------------------------------------------------------------------------------------
-FREEZE_AT = 100  # agents from which an episode freezes its set-up (below, the set-up is small to scan)
-# the collector's thresholds while a big team's rounds run (CPython's defaults are 700, 10, 10): see _freeze_setup
-ROUND_THRESHOLDS = (10_000, 50, 100)
-_in_rounds: list[Any] = [0, None]  # big episodes in their rounds in this process, the thresholds before the first
-
-
-def _freeze_setup(agents: int) -> bool:
-    """Move what exists when the rounds start out of the cyclic collector's way (``gc.freeze``), and collect
-    less often during the rounds (:data:`ROUND_THRESHOLDS`), for a big team; True when it did (the episode
-    then calls :func:`_unfreeze_setup` when it ends).
-
-    Everything alive when the first round starts (the world, the players, the task, the briefs, the team's
-    set-up: about 180,000 objects at 1,000 agents) lives until the episode ends, and the collector's full
-    collections would scan all of it again and again during the rounds and free nothing (a tenth of a
-    second each at 1,000 agents). A full collection first, so that no garbage is frozen: freezing whatever
-    was garbage then (a previous episode's), episode after episode in one process, leaked.
-
-    The rounds' own objects are freed by reference counting; what outlives a few young collections is the
-    turn's kept state (the last observation, result and status of each agent), alive until its next turn.
-    With the default thresholds a 1,000-agent round ran ~50 young and ~5 middle collections and a full one
-    every few rounds (30-130 ms a round, a sixth of it) that found no garbage at all; with ten times fewer
-    young and far fewer older ones they cost a few ms. Cycles a team makes are still collected, later. The
-    thresholds are process-wide: the first big episode to start its rounds sets them, the last to end
-    restores what they were (episodes may run side by side in one process)."""
-    if agents < FREEZE_AT:
-        return False
-    gc.collect()
-    gc.freeze()
-    if _in_rounds[0] == 0:
-        _in_rounds[1] = gc.get_threshold()
-        gc.set_threshold(*ROUND_THRESHOLDS)
-    _in_rounds[0] += 1
-    return True
-
-
-def _unfreeze_setup() -> None:
-    """Give everything frozen back to the collector when a big team's episode ends, so nothing frozen outlives
-    its episode as garbage, and the collector's thresholds when the last such episode ends. Episodes running
-    side by side in one process each freeze at their start; one ending gives everything back, which is only
-    what a process without freezing does, until the next one starts."""
-    gc.unfreeze()
-    _in_rounds[0] -= 1
-    if _in_rounds[0] == 0:
-        gc.set_threshold(*_in_rounds[1])
-        _in_rounds[1] = None
-
-
 def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[str, Any] | None = None) -> World:
     """The task's world with its rule overrides: the embedded engine (built in, no plugin host needed), or
     another backend from the ``register_worlds`` registry with its options (``server_url``, ...)."""
@@ -591,10 +543,8 @@ class Episode:
             grants=self.grants))
         reason: EndReason = "round_budget"
         server = None
-        frozen = False
         try:
             server = await self._start_team()
-            frozen = _freeze_setup(len(self.agent_ids))
             for rnd in range(1, self.task.rounds + 1):
                 self.round = rnd
                 for agent_id in self.agent_ids:
@@ -622,8 +572,6 @@ class Episode:
             reason = "error"
             raise
         finally:
-            if frozen:
-                _unfreeze_setup()
             self.gate.finish(self._settle(reason))
             try:
                 try:

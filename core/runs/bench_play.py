@@ -115,11 +115,13 @@ def scale_rounds(agents: int, rounds: int) -> int:
 
 
 def bench_scale(sizes: list[int], rounds: int, packed: bool = False, seed: int = 0) -> dict[str, Any]:
-    """Every size in a fresh process (so RSS is that size's own); rows in the order given."""
+    """Every size in a fresh process (so RSS is that size's own), with the ``agentworld`` program's collector
+    settings (``core/cli/collector.py``: what ``agentworld run`` plays with); rows in the order given."""
     rows = []
     for n in sizes:
-        code = ("import json, sys; from agentworld.core.runs.bench_play import scale_once; "
-                f"print(json.dumps(scale_once({n}, {scale_rounds(n, rounds)}, {packed!r}, {seed})))")
+        code = ("import json\nfrom agentworld.core.cli.collector import for_program\n"
+                "from agentworld.core.runs.bench_play import scale_once\nwith for_program():\n"
+                f"    print(json.dumps(scale_once({n}, {scale_rounds(n, rounds)}, {packed!r}, {seed})))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError(f"bench scale with {n} agents failed:\n{out.stderr[-2000:]}")

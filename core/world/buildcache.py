@@ -15,8 +15,6 @@ reader sees a whole entry or none, and concurrent builders of the same key just 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import importlib.util
 import os
@@ -25,7 +23,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -129,35 +127,14 @@ def entry_path(pack: Path, check_hash: bool, root: Path) -> Path:
     return root / f"world-{tiles}-{world_key(pack, check_hash)[:24]}.pickle"
 
 
-_program_owns_process = False  # set by the agentworld command (own_process); a library's caller never is
-
-
-def own_process() -> None:
-    """The agentworld program runs in this process: a world it loads may be frozen (``cached_build``)."""
-    global _program_owns_process
-    _program_owns_process = True
-
-
-def cached_build(pack: Path, check_hash: bool, build: Callable[[], T], *, freeze: bool | None = None) -> T:
-    """The world for ``pack`` from the disk cache, or ``build()`` stored there for next time.
-
-    ``freeze``: the world lives as long as the process, so its objects are moved out of the cyclic
-    collector's sight (``gc.freeze``) once it is loaded or built. A loaded one is frozen before the collector
-    runs again: unpickling makes ~15,000 containers, none of them garbage, and each collection of the oldest
-    generation would scan them again (~9 ms). ``gc.freeze`` moves everything alive, not only the world, so
-    by default (None) it is done only where the agentworld program owns the process (:func:`own_process`):
-    a library's caller keeps its collector as it was."""
-    if freeze is None:
-        freeze = _program_owns_process
+def cached_build(pack: Path, check_hash: bool, build: Callable[[], T]) -> T:
+    """The world for ``pack`` from the disk cache, or ``build()`` stored there for next time."""
     root = cache_dir()
     path = entry_path(pack, check_hash, root) if root is not None else None
     if path is not None:
         try:
-            with path.open("rb") as f, collector_paused():
-                world = pickle.load(f)
-                if freeze:
-                    gc.freeze()
-                return world
+            with path.open("rb") as f:
+                return pickle.load(f)
         except FileNotFoundError:
             pass
         except Exception:  # noqa: BLE001 - truncated, corrupt or from an incompatible build: rebuild it
@@ -165,21 +142,7 @@ def cached_build(pack: Path, check_hash: bool, build: Callable[[], T], *, freeze
     world = build()
     if path is not None:
         store(path, world)
-    if freeze:
-        gc.freeze()
     return world
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic collector off inside the block (as it was after)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def store(path: Path, obj: object, prune: str = "world-*.pickle") -> bool:

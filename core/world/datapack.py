@@ -486,8 +486,6 @@ def _load_cached(pack: str, check_hash: bool) -> LoadedWorld:
         regions_of(world.map)
         return world
 
-    # The world is read-only from here on and lives as long as the process: in the agentworld program its
-    # objects are moved out of the collector's sight (gc.freeze), so full collections never rescan them
     world = cached_build(p, check_hash, build)
     world.pack_dir = p  # the cached copy may have been built from another checkout of the same pack
     return world
