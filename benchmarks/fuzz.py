@@ -106,6 +106,11 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     tasks = load_suite(args.suite)
+    example = Path(__file__).resolve().parent.parent / "tests" / "data" / "example_mechanics.yaml"
+    if example.is_file():  # the worked example: every event, joint action and hidden kind in play
+        from agentworld.core.tasks.task import load_task
+
+        tasks.append(load_task(example))
     loaded = load_world()
     recipes = sorted({o for r in world_index().recipes for o in r.outputs})
     totals = {"episodes": 0, "replays": 0, "calls": 0, "refused": 0, "succeeded": 0, "item_moves": 0, "ticks": 0}
