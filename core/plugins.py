@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.cli.analyze",
     "agentworld.core.cli.tables",
     "agentworld.core.cli.augment",
+    "agentworld.core.cli.replay",
 )
 
 
@@ -64,6 +65,7 @@ COMMAND_PLUGINS: dict[str, tuple[str, ...]] = {
     "agentworld.core.cli.analyze": ("analyze",),
     "agentworld.core.cli.tables": ("baselines", "ablations"),
     "agentworld.core.cli.augment": ("tasks",),
+    "agentworld.core.cli.replay": ("replay",),
 }
 
 

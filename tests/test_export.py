@@ -35,7 +35,9 @@ async def test_paper_export_fields(episode_dir: Path, tmp_path: Path):
     path = export_paper(episode_dir, tmp_path / "paper")
     assert path.name == "task_01_staff_trajectory.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert list(data) == ["task_id", "task_key", "task_source", "timestamp", "task_definition", "rounds", "metrics"]
+    assert list(data) == ["task_id", "task_key", "task_source", "timestamp", "task_definition", "rounds", "metrics",
+                          "replay"]
+    assert data["replay"] == {"status": "not checked", "detail": None}  # `agentworld replay --check` never ran
     assert data["task_id"] == "task_01_staff" and data["task_key"] == "task_01_staff"
     assert data["task_source"] == "agentworld"
     assert data["task_definition"]["task"]["name"] == "Staffs for the wizard's circle"

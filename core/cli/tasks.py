@@ -183,6 +183,10 @@ def export_cmd(run_dir: Path, fmt: str, out_dir: Path) -> None:
     for p in paths:
         click.echo(str(p))
     click.echo(f"exported {len(paths)} episode(s) to {out_dir}")
+    from ..runs.export import episode_dirs
+    from ..runs.integrity import replay_summary
+
+    click.echo(replay_summary(episode_dirs(run_dir)))
 
 
 @hookimpl

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, get_args
 from ..world.effects import Effects, ErrorKind, ToolResult
 from ..world.observation import ChatMessage, PartyMember
 from .prompts import Brief, render_user, team_briefs
-from . import calls
+from . import calls, fingerprint
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
 from .view import AgentView, TeamView
@@ -426,6 +426,7 @@ class Episode:
         self.agent_ids = self.task.agent_ids
         self.usernames = {a.agent_id: a.username for a in self.task.agents}
         self._owns_world = world is None
+        self.world_backend = world_backend
         self.world = world if world is not None else make_world(self.task, seed, world_backend, world_options)
         try:
             for a in self.task.agents:
@@ -540,7 +541,9 @@ class Episode:
             framework=self.framework, model=self.model, world_version=self.world.version,
             agents=[{"agent_id": a.agent_id, "username": a.username, "x": a.x, "y": a.y} for a in self.task.agents],
             max_rounds=self.task.rounds, max_action_steps=self.task.max_action_steps, timestamp=_now(),
-            grants=self.grants))
+            grants=self.grants, harness_version=fingerprint.harness_version(), **fingerprint.task_facts(self.base_task),
+            world_pins=fingerprint.world_pins(self.world), world_backend=self.world_backend,
+            turn_timeout=self.turn_timeout))
         reason: EndReason = "round_budget"
         server = None
         try:
@@ -639,6 +642,7 @@ class Episode:
     async def _turn(self, agent_id: str, rnd: int) -> None:
         t0 = time.perf_counter()
         obs = self._observe(agent_id, rnd)
+        seen = fingerprint.observation_sha256(obs)  # before the team holds it (a team may change its copy)
         agent = self.task.agent(agent_id)
         username = agent.username
         texts = _TurnTexts(obs, self.obs_format, username, rnd, self.task.rounds)
@@ -699,7 +703,7 @@ class Episode:
             "tokens_in": tokens_in, "tokens_out": tokens_out, "model_latency_s": outcome.model_latency_s,
             "harness_s": harness, "infra_error": outcome.infra_error, "harness_error": harness_error,
             "raw_calls": raw_calls, "attempts": list(trace.attempts), "context_trimmed": outcome.context_trimmed,
-            "timestamp": _now()})
+            "timestamp": _now(), "observation_sha256": seen})
         self._step += 1
         t2 = time.perf_counter()
         self._emit(event)

@@ -46,6 +46,14 @@ class StartEvent(BaseModel):
     timestamp: str
     # what the team was handed beyond its view: ["reference_plan"] for the scripted oracle baseline alone
     grants: list[str] = Field(default_factory=empty_list)
+    # what a replay needs (core/play/fingerprint.py; None in records made before v0.3): the harness version,
+    # where the task came from and its file's sha256, the world's pins, the world backend and the turn timeout
+    harness_version: str | None = None
+    task_file: str | None = None  # "<suite>/<file>" for a shipped task, else the path it was loaded from
+    task_sha256: str | None = None
+    world_pins: dict[str, Any] | None = None
+    world_backend: str | None = None
+    turn_timeout: float | None = None
 
 
 class RefusedCall(BaseModel):
@@ -98,6 +106,7 @@ class TurnEvent(BaseModel):
     attempts: list[ModelAttempt] = Field(default_factory=empty_list)  # requests to the model service this turn
     context_trimmed: int = 0
     timestamp: str = ""
+    observation_sha256: str | None = None  # the observation the agent was handed (None: recorded before v0.3)
 
 
 class TickEvent(BaseModel):

@@ -27,6 +27,7 @@ from typing import Any
 from ..play.records import AgentStatus, EndEvent, StartEvent, TickEvent, TurnEvent, parse_event
 from ..play.trajectory import TRAJECTORY_FILE, read_events
 from ..world.tools import format_call
+from .integrity import replay_status
 
 TASK_FILE = "task.json"  # the task definition, written by the episode next to the trajectory
 TASK_SOURCE = "agentworld"
@@ -231,6 +232,7 @@ def paper_trajectory(episode_dir: str | Path) -> dict[str, Any]:
     total_rounds = end.rounds if end else max(rounds, default=0)
     failed = _failed_agents(start, turns, last)
     paper_id = task_def.get("paper_id") if isinstance(task_def, dict) else None
+    replay, detail = replay_status(d)
     return {
         "task_id": paper_id or start.task_id,
         "task_key": start.task_id,
@@ -251,6 +253,8 @@ def paper_trajectory(episode_dir: str | Path) -> dict[str, Any]:
             "successful_agents": len(start.agents) - len(failed),
             "failed_agents": len(failed),
         },
+        # `agentworld replay --check`'s verdict on exactly these files: verified, failed or not checked
+        "replay": {"status": replay, "detail": detail},
     }
 
 

@@ -14,7 +14,9 @@ as much as reading their files.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -80,3 +82,58 @@ def _trajectory_problem(path: Path, result: EpisodeResult) -> str | None:
     if end.rounds != result.rounds:
         return f"{path}: ends at round {end.rounds} but the result says {result.rounds}"
     return None
+
+
+# ---------------------------------------------------------------------- replay stamps
+REPLAY_STAMP = "replay.json"  # written by `agentworld replay --check` into the episode folder
+REPLAY_VERIFIED, REPLAY_FAILED, REPLAY_NOT_CHECKED = "verified", "failed", "not checked"
+
+
+def write_replay_stamp(folder: Path, report: Any) -> str | None:
+    """Record a replay check in the episode folder: when, with which harness, its verdict, the first
+    difference, and the digest of the record files it checked (an edit afterwards makes the stamp stale).
+    Returns a note when the folder cannot be written (a read-only copy: the verdict is printed all the same)."""
+    from ..play.replay import record_digest
+
+    first = report.first
+    stamp = {"checked_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "ok": report.ok,
+             "harness_version": report.harness_version, "record_sha256": record_digest(folder),
+             "turns": report.turns, "observations_checked": report.observations_checked,
+             "first_difference": first.text() if first is not None else None}
+    try:
+        (folder / REPLAY_STAMP).write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        return f"the verdict was not stamped ({folder / REPLAY_STAMP}: {exc.strerror or exc})"
+    return None
+
+
+def replay_status(folder: Path) -> tuple[str, str | None]:
+    """(status, detail) of an episode's replay check: ``verified`` (a passing check of exactly these files),
+    ``failed`` (with the first difference), or ``not checked`` (no stamp, or the files changed since)."""
+    from ..play.replay import record_digest
+
+    try:
+        stamp = json.loads((folder / REPLAY_STAMP).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return REPLAY_NOT_CHECKED, None
+    except (OSError, ValueError):
+        return REPLAY_NOT_CHECKED, f"{folder / REPLAY_STAMP} is unreadable"
+    if not isinstance(stamp, dict) or stamp.get("record_sha256") != record_digest(folder):
+        return REPLAY_NOT_CHECKED, "the record changed after its replay check"
+    if stamp.get("ok") is True:
+        return REPLAY_VERIFIED, None
+    return REPLAY_FAILED, stamp.get("first_difference") or "the replay differs from the record"
+
+
+def replay_summary(folders: list[Path]) -> str:
+    """One line for a command that hands episodes on (export): how many were replay-verified, and which not."""
+    statuses = {f.name: replay_status(f) for f in folders}
+    failed = [f"{name} ({why})" for name, (status, why) in statuses.items() if status == REPLAY_FAILED]
+    unchecked = sum(status == REPLAY_NOT_CHECKED for status, _ in statuses.values())
+    verified = len(statuses) - len(failed) - unchecked
+    line = f"replay: {verified} verified, {unchecked} not checked, {len(failed)} failed"
+    if failed:
+        line += ": " + "; ".join(failed)
+    if unchecked:
+        line += " (`agentworld replay RUN_DIR --check` checks them)"
+    return line

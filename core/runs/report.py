@@ -84,6 +84,7 @@ class RunData:
     cce_judge: dict[str, str] = field(default_factory=dict)  # episode id -> the judge label it comes from
     cce_incomplete: dict[str, str] = field(default_factory=dict)  # episode id -> label of an incomplete judging
     cce_other_incomplete: Counter = field(default_factory=Counter)  # label -> episodes (judges not shown)
+    replay: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # episode id -> replay check (integrity)
 
     @property
     def errored(self) -> int:
@@ -119,7 +120,7 @@ def load_runs(paths: Iterable[str | Path], judge: str | None = None) -> list[Run
     Every recorded episode's files are checked (runs/integrity.py): a damaged one is left out of the tables
     and named in ``RunData.problems``, as is a damaged line of results.jsonl; a damaged manifest is a
     ReportError naming the file."""
-    from .integrity import episode_problem
+    from .integrity import episode_problem, replay_status
     from .runner import MANIFEST, RESULTS, damaged_manifest, given_up, needs_retry, read_results_file
 
     runs: list[RunData] = []
@@ -162,6 +163,7 @@ def load_runs(paths: Iterable[str | Path], judge: str | None = None) -> list[Run
         run = RunData(path=path, label=label, manifest=manifest, results=results, errored_results=errored,
                       failed=sum(1 for r in errored if r.episode_id in gave_up), damaged=damaged, problems=problems)
         _load_cce(run, judge)
+        run.replay = {r.episode_id: replay_status(run.episode_dir(r.episode_id)) for r in results}
         runs.append(run)
     return runs
 
@@ -413,7 +415,8 @@ def build_report(runs: list[RunData], by: str | None = None, boot: Boot = Boot()
                   "status": r.manifest.get("status"), "stop_reason": r.manifest.get("stop_reason"),
                   "agentworld": (r.manifest.get("environment") or {}).get("agentworld"),
                   "git": ((r.manifest.get("environment") or {}).get("git") or {}).get("commit"),
-                  "source": (r.manifest.get("environment") or {}).get("source")} for r in runs],
+                  "source": (r.manifest.get("environment") or {}).get("source"),
+                  "replay": replay_counts(r)} for r in runs],
         "by": by,
         "stats": boot.describe(),
         "cce": cce_summary(runs, judge),
@@ -456,6 +459,18 @@ def build_report(runs: list[RunData], by: str | None = None, boot: Boot = Boot()
 def n_trials(rows: list[Row]) -> int:
     """The most trials (episodes) any one task has among ``rows``."""
     return max(Counter(r.result.task_id for r in rows).values(), default=0)
+
+
+def replay_counts(run: RunData) -> dict[str, Any]:
+    """How many of a run's episodes passed ``agentworld replay --check`` on exactly their current files, how
+    many were never checked (or changed since), and which failed, with the first difference."""
+    from .integrity import REPLAY_FAILED, REPLAY_NOT_CHECKED, REPLAY_VERIFIED
+
+    statuses = [run.replay.get(r.episode_id, (REPLAY_NOT_CHECKED, None)) for r in run.results]
+    return {"verified": sum(s == REPLAY_VERIFIED for s, _ in statuses),
+            "not_checked": sum(s == REPLAY_NOT_CHECKED for s, _ in statuses),
+            "failed": {r.episode_id: run.replay[r.episode_id][1] for r in run.results
+                       if run.replay.get(r.episode_id, ("",))[0] == REPLAY_FAILED}}
 
 
 def not_applicable(runs: list[RunData]) -> list[dict[str, Any]]:
@@ -613,6 +628,14 @@ def print_report(rep: dict[str, Any], console: Any) -> None:
                       f" · status {r['status']}{extra}")
         for text in r.get("problems", []):
             console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+        rp = r.get("replay")
+        if rp:
+            colour = "red" if rp["failed"] else "yellow" if rp["not_checked"] else "green"
+            console.print(f"  [{colour}]replay: {rp['verified']} verified, {rp['not_checked']} not checked, "
+                          f"{len(rp['failed'])} failed[/]" + (" (`agentworld replay RUN_DIR --check` checks them)"
+                                                              if rp["not_checked"] else ""))
+            for eid, why in rp["failed"].items():
+                console.print(f"  [red]✗[/] replay of {escape(eid)} differs: {escape(str(why))}", soft_wrap=True)
     st = rep["stats"]
     console.print(f"[dim]Intervals: 95% {st['method']}, {st['reps']} resamples, seed {st['seed']}; "
                   f"paired: {st['paired_test']}. A single task gives no interval.[/]")
