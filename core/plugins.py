@@ -65,7 +65,7 @@ COMMAND_PLUGINS: dict[str, tuple[str, ...]] = {
     "agentworld.core.cli.analyze": ("analyze",),
     "agentworld.core.cli.tables": ("baselines", "ablations"),
     "agentworld.core.cli.augment": ("tasks",),
-    "agentworld.core.cli.replay": ("replay",),
+    "agentworld.core.cli.replay": ("replay", "bundle", "verify-bundle"),
 }
 
 

@@ -123,6 +123,76 @@ def _print_reports(reports: list[Any], console: Any, check: bool, is_run: bool) 
             console.print("  (run with --check to make a difference an error and stamp the episode)")
 
 
+@click.command("bundle")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The archive to write (a .tar.gz).")
+def bundle_cmd(run_dir: Path, out_file: Path) -> None:
+    """Pack a run (manifest, results, every episode's record, the task files they ran, the report, checksums)
+    into one archive that anyone can re-score offline with `agentworld verify-bundle`."""
+    from ..runs.bundle import BundleError, make_bundle
+
+    try:
+        summary = make_bundle(run_dir, out_file)
+    except BundleError as exc:
+        raise click.ClickException(str(exc)) from None
+    console = make_console()
+    for note in summary.notes:
+        console.print(f"note: {note}")
+    console.print(f"bundle: [bold]{summary.path}[/] ({summary.episodes} episodes, {summary.tasks} task files, "
+                  f"{summary.bytes / 1e6:.1f} MB)")
+    console.print(f"sha256 {summary.sha256}  (publish it with the submission)")
+
+
+@click.command("verify-bundle")
+@click.argument("bundle_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the unpacked bundle and the replayed run in this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+def verify_bundle_cmd(bundle_file: Path, keep: Path | None, as_json: bool) -> None:
+    """Re-score a bundle offline: check its checksums, replay every episode, recompute SR, PSR and the grounded
+    CCE (no LLM), and print the report the submitter saw, or exactly what does not match. Exit 1 when refused."""
+    import asyncio
+
+    from ..runs.bundle import verify_bundle
+
+    verdict = asyncio.run(verify_bundle(bundle_file, keep=keep))
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in vars(verdict).items() if k not in ("report", "recomputed")}, indent=2,
+                              default=str))
+    else:
+        _print_verdict(verdict, make_console())
+    if not verdict.ok:
+        sys.exit(EXIT_MISMATCH)
+
+
+def _print_verdict(verdict: Any, console: Any) -> None:
+    from rich.markup import escape
+
+    from ..runs.report import print_report
+
+    if verdict.refused:
+        console.print(f"[red]refused[/]: {escape(verdict.refused)}", soft_wrap=True)
+        return
+    for note in verdict.notes:
+        console.print(f"note: {escape(note)}", soft_wrap=True)
+    if verdict.findings:
+        console.print(f"[red]refused[/]: {verdict.replayed_ok}/{verdict.episodes} episodes replay as recorded; "
+                      "what does not match:")
+        for line in verdict.findings:
+            console.print(f"  {escape(line)}", soft_wrap=True)
+        return
+    if verdict.report is not None:
+        print_report(verdict.report, console)
+    cce = verdict.grounded_cce
+    mean = sum(cce.values()) / len(cce) if cce else float("nan")
+    console.print(f"[green]verified[/]: {verdict.episodes} episodes replayed exactly as recorded "
+                  f"(made with agentworld {verdict.harness_version}); SR, PSR and the report recomputed and equal; "
+                  f"grounded CCE (engine effects, no LLM) recomputed: mean {mean:.3f} over {len(cce)} episodes")
+
+
 @hookimpl
 def register_commands(cli: Any) -> None:
     cli.add_command(replay_cmd)
+    cli.add_command(bundle_cmd)
+    cli.add_command(verify_bundle_cmd)

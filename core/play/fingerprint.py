@@ -57,7 +57,7 @@ def task_facts(task: Any) -> dict[str, Any]:
     path = getattr(task, "path", None)
     if not path or not Path(path).is_file():
         return {"task_file": None, "task_sha256": None}
-    return {"task_file": shipped_ref(path) or str(path), "task_sha256": file_sha256(path)}
+    return {"task_file": shipped_ref(path) or str(Path(path).resolve()), "task_sha256": file_sha256(path)}
 
 
 def pack_sha256(pack: Path) -> str:
