@@ -237,3 +237,12 @@ def test_a_malformed_event_is_a_task_error(event, words):
     with pytest.raises(TaskError) as err:
         task_with(events=[event])
     assert words in str(err.value)
+
+
+def test_the_proof_knows_what_an_objective_change_made_false():
+    from agentworld.core.runs.prove import stale_facts
+
+    task = task_with(events=[{"id": "grow", "at_round": 4, "do": "change_objective", "check": 0, "set": {"count": 4},
+                              "tell": ["wizard"], "message": "four"}])
+    [stale] = stale_facts(task, [{"kind": "change_objective", "check": 0, "set": {"count": 4}, "round": 4}])
+    assert (stale.round, set(stale.numbers), set(stale.places)) == (4, {3}, set())

@@ -28,7 +28,8 @@ def test_a_guarded_mob_is_hurt_only_when_k_players_attack_it_in_the_same_round()
     assert second.ok and "keeps its guard" not in second.text
     assert w.mobs[COW].hp < w.mobs[COW].type.hp or second.effects.kills
     [rec] = w.end_round(2).events
-    assert rec == {"kind": "joint:guarded_mob", "mob": COW, "round": 2, "agents": ["agent_1", "agent_2"], "k": 2}
+    assert rec == {"id": "joint_1", "kind": "joint:guarded_mob", "mob": COW, "round": 2,
+                   "agents": ["agent_1", "agent_2"], "k": 2}
 
 
 def test_attackers_of_an_earlier_round_do_not_count():
@@ -148,3 +149,35 @@ def test_joint_and_hidden_play_the_same_under_the_same_seed():
         return json.dumps([log, w.snapshot()], sort_keys=True)
 
     assert play(5) == play(5)
+
+
+def test_a_plan_names_a_seed_drawn_vein_by_placeholder_and_passes_under_every_seed():
+    import asyncio
+    import copy
+
+    from agentworld.core.play.episode import Episode
+    from agentworld.core.play.policies import PolicyTeam, make_policy
+    from agentworld.core.tasks.task import parse_task, validate_task
+
+    from test_events import STAFF
+
+    raw = copy.deepcopy(STAFF)
+    raw["agent_1"]["inventory_items"].append({"item": "pickaxe", "count": 1})
+    raw["agent_1"]["skill_levels"]["mining"] = 5
+    raw["verifier"]["checks"].insert(0, {"check": "item_count", "item": "tin_ore", "count": 1, "agent": "agent_1"})
+    raw["hidden"] = [{"id": "vein", "kind": "vein", "nodes": VEIN, "pick": "seed"}]
+    raw["reference_solution"]["agent_1"][0] = {"tool": "harvest_resource", "args": {"targetInstance": "{hidden.vein}"}}
+    raw["reference_solution"]["agent_1"][1] = {"tool": "move_character",
+                                               "args": {"x": "{hidden.vein.x}", "y": "{hidden.vein.y}"}}
+    task = parse_task(raw, "vein.yaml", "vein")
+    assert validate_task(task) == []
+    mined = set()
+    for seed in range(6):
+        ep = Episode(task, PolicyTeam(make_policy("oracle", seed, task)), seed=seed)
+        result = asyncio.run(ep.run())
+        assert result.success, (seed, result.message)
+        harvest = next(e for a, e in ep.history if a == "agent_1" and e.harvests)
+        mined.add(harvest.harvests[0].instance)
+    assert len(mined) > 1  # the plan followed the draw
+    raw["reference_solution"]["agent_1"][0]["args"]["targetInstance"] = "{hidden.vien}"
+    assert "unknown placeholder {hidden.vien}" in str(validate_task(parse_task(raw, "vein.yaml", "vein")))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -291,3 +292,43 @@ def test_suite_summary_counts_the_shape():
     assert s["by_category"] == {"combat": 1, "crafting": 1} and s["by_team_size"] == {3: 1, 10: 1}
     assert s["ref_rounds"]["median"] == 17.5 and s["budget_ratio"]["min"] == 2.0 and s["needs_communication"] == 1
     assert s["handoffs"]["max"] == 6
+
+
+# -- a fact is known only while it is true (moving mobs, events) ------------------------------------------------
+def test_a_mob_place_told_in_chat_goes_stale_once_the_mob_moves():
+    from agentworld.core.world.datapack import load_world
+
+    mob = load_world().mobs[0]
+    told = [f"scout: {mob.id} is at ({mob.x},{mob.y})"]
+    walk = {"x": mob.x, "y": mob.y}
+    still = _seen("agent_1", 2, "move_character", walk, chat=told)
+    assert not knowledge_gaps([replace(still, moved={})])  # it has not moved: the place is true
+    gone = replace(still, moved={mob.id: (mob.x + 30, mob.y)})
+    assert [g.argument for g in knowledge_gaps([gone])] == ["x,y"]  # it moved away: stale
+    news = f"scout: {mob.id} now at ({mob.x + 30},{mob.y})"
+    back = replace(still, moved={mob.id: (mob.x + 30, mob.y)}, chat=told + [news], args={"x": mob.x + 30, "y": mob.y})
+    assert not knowledge_gaps([back])  # told the new place: known again
+    assert not knowledge_gaps([replace(gone, moved=None)])  # no truth recorded: as before
+    # a place not tied to a mob stays known whatever the mobs do
+    camp = _seen("agent_1", 2, "move_character", {"x": 300, "y": 400}, chat=["scout: the camp is at (300,400)"])
+    assert not knowledge_gaps([replace(camp, moved={mob.id: (1, 1)})])
+
+
+def test_a_raider_seen_before_it_died_is_no_longer_where_it_was():
+    obs = "- mob goblin#100000 | Goblin | 450,402 | 3 | lv 5"
+    seen = _seen("agent_1", 3, "move_character", {"x": 450, "y": 402}, obs=obs)
+    assert not knowledge_gaps([replace(seen, moved={"goblin#100000": (450, 402)})])
+    assert knowledge_gaps([replace(seen, moved={})])  # dead and gone at the tick
+
+
+def test_a_relayed_count_an_event_changed_is_stale_after_the_event():
+    from agentworld.core.runs.knowledge import Stale
+
+    chat = ["wizard: I need 9 sticks"]
+    before = _seen("agent_2", 2, "transfer_items", {"targetPlayer": "wizard", "itemKey": "stick", "count": 9},
+                   brief="Team: wizard. You whittle stick.", chat=chat, held={"stick": 12})
+    after = replace(before, round=4, chat=[])
+    stale = [Stale(3, numbers=frozenset({9}))]
+    assert not knowledge_gaps([before], stale=stale)
+    assert [(g.round, g.argument) for g in knowledge_gaps([before, after], stale=stale)] == [(4, "count")]
+    assert not knowledge_gaps([before, after])  # without the event the relayed count still holds

@@ -40,12 +40,19 @@ class OraclePolicy(Policy):
 
     name = "oracle"
 
-    def __init__(self, plan: "ReferencePlan | Any"):
+    def __init__(self, plan: "ReferencePlan | Any", seed: int = 0):
         from .view import ReferencePlan
 
         if not isinstance(plan, ReferencePlan):
             plan = ReferencePlan.of(plan)  # a Task: the harness's own callers (proofs, benchmarks, tests)
         self.steps = {agent: [(tool, dict(args)) for tool, args in steps] for agent, steps in plan.steps.items()}
+        if plan.mechanics is not None:  # steps that name a hidden thing drawn from the seed: this episode's
+            from ..world.datapack import load_world
+            from ..world.events import hidden_values, resolve_args
+
+            values = hidden_values(plan.mechanics, seed, load_world())
+            self.steps = {agent: [(tool, resolve_args(args, values)) for tool, args in steps]
+                          for agent, steps in self.steps.items()}
         self.index: dict[str, int] = {}
 
     def decide(self, turn: Turn) -> Decision:
@@ -219,7 +226,7 @@ def make_policy(name: str, seed: int = 0, reference_plan: Any = None) -> Policy:
         if reference_plan is None:
             raise ValueError("the oracle plays the task's reference plan, and none was given: the runner grants it "
                              "to the scripted oracle only (TeamSpec.reference_plan; see core/play/view.py)")
-        return OraclePolicy(reference_plan)
+        return OraclePolicy(reference_plan, seed)
     if name == "random":
         return RandomPolicy(seed)
     if name == "idle":

@@ -119,6 +119,9 @@ class ReferencePlan:
 
     task_id: str
     steps: Mapping[str, tuple[tuple[str, Mapping[str, Any]], ...]]
+    # the task's mechanics, when its hidden things are drawn from the seed: the steps name them by placeholder
+    # ({hidden.ID}, core/world/events.py), which the oracle fills in for its episode's seed
+    mechanics: Any = None
 
     @classmethod
     def of(cls, task: "Task") -> "ReferencePlan":
@@ -127,7 +130,8 @@ class ReferencePlan:
                              "so add one to the task file (see tasks/main/ for examples)")
         steps = {agent: tuple((s.tool, MappingProxyType(dict(s.args))) for s in plan)
                  for agent, plan in task.reference_solution.items()}
-        return cls(task_id=task.id, steps=MappingProxyType(steps))
+        drawn = task.mechanics if task.mechanics and task.mechanics.hidden else None
+        return cls(task_id=task.id, steps=MappingProxyType(steps), mechanics=drawn)
 
 
 def is_oracle(framework: str | None, model: str | None) -> bool:

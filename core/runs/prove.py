@@ -33,7 +33,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .knowledge import Gap, Minds, TurnSeen, fact_handoffs, knowledge_gaps
+from .knowledge import Gap, Minds, Stale, TurnSeen, fact_handoffs, knowledge_gaps
 from ..play.protocol import Team, Turn, TurnOutcome
 from ..tasks.task import Task, WorldIndex, world_index
 from ..world.tools import CHAT_TOOLS
@@ -126,8 +126,10 @@ class RecordingTeam(Team):
     raises :class:`PlanBroken` at the first step an agent could not know or that the world refuses."""
 
     def __init__(self, policy: Any, *, record_seen: bool = False, stop_at_break: bool = False,
-                 skip: str | None = None, until: int | None = None):
+                 skip: str | None = None, until: int | None = None, world: Any = None):
         self.policy = policy
+        self.world = world  # the episode's world, read for where mobs stand (a fact is known while it is true)
+        self.world_events: list[dict[str, Any]] = []  # the task's events and joint actions, from the tick lines
         self.calls: list[CallRecord] = []
         self.seen: list[TurnSeen] = []
         self.record_seen = record_seen or stop_at_break
@@ -146,7 +148,8 @@ class RecordingTeam(Team):
                 observation_text=obs.model_copy(update={"chat": []}).render_text(),
                 chat=[f"{m.sender}: {m.text}" for m in obs.chat],
                 held={i.key: i.count for i in obs.inventory},
-                tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {})
+                tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {},
+                moved=moved_mobs(self.world))
             self.seen.append(seen)
             if self.minds is not None and turn.agent_id != self.skip and self.minds.turn(seen):
                 raise PlanBroken(f"{turn.agent_id} round {turn.round}: an argument it cannot know")
@@ -175,10 +178,10 @@ class WithoutAgent:
 
     name = "oracle-without"
 
-    def __init__(self, task: Task, absent: str):
+    def __init__(self, task: Task, absent: str, seed: int = 0):
         from ..play.policies import OraclePolicy
 
-        self.oracle = OraclePolicy(task)
+        self.oracle = OraclePolicy(task, seed)
         self.absent = absent
 
     def decide(self, turn: Turn) -> Any:
@@ -188,10 +191,51 @@ class WithoutAgent:
 
 
 def play_policy(task: Task, policy: Any, seed: int = 0, *, record_seen: bool = False) -> tuple[Any, RecordingTeam]:
-    from ..play.episode import Episode
+    from ..play.episode import Episode, make_world
+    from ..play.records import TickEvent
 
-    team = RecordingTeam(policy, record_seen=record_seen)
-    return asyncio.run(Episode(task, team, seed=seed).run()), team
+    world = make_world(task, seed)
+    team = RecordingTeam(policy, record_seen=record_seen, world=world)
+    episode = Episode(task, team, seed=seed, world=world)
+    result = asyncio.run(episode.run())
+    team.world_events = [e for ev in episode.events if isinstance(ev, TickEvent) for e in ev.events]
+    return result, team
+
+
+def moved_mobs(world: Any) -> dict[str, tuple[int, int]] | None:
+    """Where the mobs that are not on their placed tile stand (roaming, patrolling, spawned by an event), by id;
+    None for a world that does not say (a fact about a mob's place then counts as known for good)."""
+    mobs, loaded = getattr(world, "mobs", None), getattr(world, "loaded", None)
+    live = getattr(mobs, "live", None)
+    if live is None or loaded is None:
+        return None
+    placed = loaded.mob_by_id
+    return {mid: (m.x, m.y) for mid, m in live.items()
+            if (p := placed.get(mid)) is None or (p.x, p.y) != (m.x, m.y)}
+
+
+def stale_facts(task: Task, world_events: list[dict[str, Any]]) -> list[Stale]:
+    """What the task's objective changes made false: each changed check's old values (a count, a place), from
+    the round the change holds (core/world/events.py ``change_objective``)."""
+    from ..tasks.verify import check_index
+
+    out: list[Stale] = []
+    current: dict[int, dict[str, Any]] = {}
+    for rec in world_events:
+        if rec.get("kind") != "change_objective":
+            continue
+        i = check_index(task, rec["check"])
+        if i is None:
+            continue
+        old = current.get(i) or dict(task.verifier.checks[i].params)  # type: ignore[union-attr]
+        new = {**old, **rec["set"]}
+        numbers = {v for k, v in old.items() if isinstance(v, int) and not isinstance(v, bool) and new.get(k) != v
+                   and k not in ("x", "y")}
+        moved = ("x" in rec["set"] or "y" in rec["set"]) and "x" in old and "y" in old
+        places = {(old["x"], old["y"])} if moved else set()
+        out.append(Stale(rec["round"], frozenset(numbers), frozenset(places)))
+        current[i] = new
+    return out
 
 
 def play(task: Task, policy_name: str, seed: int = 0, *, record_seen: bool = False) -> tuple[Any, RecordingTeam]:
@@ -205,11 +249,13 @@ def plan_needs(task: Task, agent_id: str, seed: int = 0, until: int | None = Non
     """Whether the reference plan breaks with ``agent_id`` asleep: a teammate's step is refused or uses what
     it can no longer know (the sleeper's chat is missing), or the verifier does not pass. The replay stops
     at the first broken step, or after round ``until`` (where the oracle finished: nothing changes later)."""
-    from ..play.episode import Episode
+    from ..play.episode import Episode, make_world
 
-    team = RecordingTeam(WithoutAgent(task, agent_id), stop_at_break=True, skip=agent_id, until=until)
+    world = make_world(task, seed)
+    team = RecordingTeam(WithoutAgent(task, agent_id, seed), stop_at_break=True, skip=agent_id, until=until,
+                         world=world)
     try:
-        result = asyncio.run(Episode(task, team, seed=seed).run())
+        result = asyncio.run(Episode(task, team, seed=seed, world=world).run())
     except PlanBroken:
         return True
     return not result.success
@@ -597,8 +643,9 @@ def _prove_not_trivial(task: Task, proof: TaskProof, seeds: list[int], allow_ran
 def _prove_knowable(task: Task, proof: TaskProof, team: RecordingTeam) -> bool:
     """Every step argument known to its agent; ``needs_communication`` exactly when chat is needed for that.
     Returns whether the task is proven to need communication."""
-    gaps = knowledge_gaps(team.seen)
-    silent = knowledge_gaps(team.seen, without_chat=True)
+    stale = stale_facts(task, team.world_events)  # facts the task's events made false
+    gaps = knowledge_gaps(team.seen, stale=stale)
+    silent = knowledge_gaps(team.seen, without_chat=True, stale=stale)
     proof.fact_handoffs = fact_handoffs(gaps, silent)
     problems = []
     if gaps:

@@ -73,7 +73,7 @@ def prove_variant(task: Task, variant: str, seed: int = 0) -> VariantCell:
     if not played.reference_solution:
         problems.append("no reference plan to adapt (the task has none)")
     else:
-        oracle, team = play_variant(task, played, variant, OraclePolicy(played), seed)
+        oracle, team = play_variant(task, played, variant, OraclePolicy(played, seed), seed)
         if oracle.success:
             cell.plan_rounds = oracle.rounds
         else:

@@ -25,13 +25,15 @@ def _place_problems(field: str, pl: Place | None, w: "WorldIndex", walk: bool) -
         return []
     loaded = w.loaded
     if pl.landmark is not None and pl.landmark not in w.landmarks:
-        return [Problem(f"{field}.landmark", f"no landmark '{pl.landmark}'", did_you_mean(pl.landmark, w.landmarks, "landmark"))]
+        return [Problem(f"{field}.landmark", f"no landmark '{pl.landmark}'",
+                        did_you_mean(pl.landmark, w.landmarks, "landmark"))]
     npcs = {n.key: n for n in loaded.data.npcs}
     if pl.npc is not None and pl.npc not in npcs:
         return [Problem(f"{field}.npc", f"no npc '{pl.npc}'", did_you_mean(pl.npc, npcs, "npc key"))]
     if pl.x is not None and pl.y is not None:
         if not loaded.map.in_bounds(pl.x, pl.y):
-            return [Problem(field, f"({pl.x},{pl.y}) is off the map", f"use 0 <= x < {loaded.map.width}, 0 <= y < {loaded.map.height}")]
+            return [Problem(field, f"({pl.x},{pl.y}) is off the map",
+                            f"use 0 <= x < {loaded.map.width}, 0 <= y < {loaded.map.height}")]
         if walk and not loaded.map.walkable(pl.x, pl.y):
             near = loaded.map.nearest_walkable(pl.x, pl.y, 30)
             return [Problem(field, f"({pl.x},{pl.y}) is not walkable", f"the nearest walkable tile is {near}")]
@@ -60,14 +62,16 @@ def _event_problems(task: "Task", i: int, e: EventSpec, w: "WorldIndex") -> list
         out.append(Problem(f"{f}.mob", f"unknown mob type '{e.mob}'", did_you_mean(e.mob, w.mob_types, "mob type")))
     out += _place_problems(f"{f}.at", e.at, w, walk=e.do == "spawn_mobs")
     if e.at_round is not None and e.at_round > task.rounds:
-        out.append(Problem(f"{f}.at_round", f"round {e.at_round} is after the task's {task.rounds} rounds: it never fires",
+        out.append(Problem(f"{f}.at_round", f"round {e.at_round} is after the task's {task.rounds} rounds: it "
+                           "never fires",
                            f"use a round from 1 to {task.rounds}"))
     if e.when is not None:
         t = e.when
         out += _place_problems(f"{f}.when.enters", t.enters, w, walk=False)
         out += _agent_problem(f"{f}.when.by", t.by, task)
         if t.holds is not None and t.holds not in w.items:
-            out.append(Problem(f"{f}.when.holds", f"unknown item '{t.holds}'", did_you_mean(t.holds, w.items, "item key")))
+            out.append(Problem(f"{f}.when.holds", f"unknown item '{t.holds}'",
+                               did_you_mean(t.holds, w.items, "item key")))
         if t.killed is not None and t.killed not in w.mob_types and t.killed not in w.mob_ids \
                 and t.killed not in spawned_ids(task.mechanics):
             out.append(Problem(f"{f}.when.killed", f"no mob type or mob instance '{t.killed}'",
@@ -133,7 +137,8 @@ def mechanics_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
         for j, stack in enumerate(h.items):
             item = stack.get("item")
             if item not in w.items:
-                out.append(Problem(f"{f}.items[{j}].item", f"unknown item {item!r}", did_you_mean(str(item), w.items, "item key")))
+                out.append(Problem(f"{f}.items[{j}].item", f"unknown item {item!r}",
+                                   did_you_mean(str(item), w.items, "item key")))
             if not isinstance(stack.get("count", 1), int) or stack.get("count", 1) < 1:
                 out.append(Problem(f"{f}.items[{j}].count", "count must be a whole number of at least 1", "fix it"))
         for j, pl in enumerate(h.at):

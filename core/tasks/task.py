@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..world.api import PlayerSpec, StackSpec
-from ..world.events import TaskMechanics, spawned_ids
+from ..world.events import TaskMechanics, hidden_values, placeholders, resolve_args, spawned_ids
 from ..world.factories import empty_list
 from ..world.models import SKILLS, Rules
 from .problems import Problem as Problem, TaskError as TaskError  # re-exported: callers import them from here
@@ -657,6 +657,8 @@ def _check_reference(task: Task, w: WorldIndex) -> list[Problem]:
     problems: list[Problem] = []
     usernames = {a.username for a in task.agents}
     spawned = spawned_ids(task.mechanics)  # raiders a task's event brings can be attacked too
+    # a step may name a hidden thing drawn from the seed by placeholder ({hidden.ID}): checked as seed 0 draws it
+    values = hidden_values(task.mechanics, 0, w.loaded) if task.mechanics and task.mechanics.hidden else {}
     assert task.reference_solution is not None
     for agent_key, steps in task.reference_solution.items():
         base = f"reference_solution.{agent_key}"
@@ -669,8 +671,13 @@ def _check_reference(task: Task, w: WorldIndex) -> list[Problem]:
             if spec is None:
                 problems.append(Problem(f"{f}.tool", f"unknown tool '{step.tool}'", did_you_mean(step.tool, TOOLS, "tool")))
                 continue
+            unknown = [ph for v in step.args.values() for ph in placeholders(v) if ph not in values]
+            if unknown:
+                problems.append(Problem(f"{f}.args", f"unknown placeholder {{{unknown[0]}}}",
+                                        "name a hidden entry by its id: {hidden.ID}, {hidden.ID.x}, {hidden.ID.y}"))
+                continue
             try:
-                args = spec.parse(step.args)
+                args = spec.parse(resolve_args(step.args, values) if values else step.args)
             except ToolArgsError as exc:
                 problems.append(Problem(f"{f}.args", str(exc), "use the tool's parameter names and types"))
                 continue

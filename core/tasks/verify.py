@@ -205,13 +205,13 @@ def _changed_checks(task: "Task", world: "World") -> dict[int, Any] | None:
     overrides = mech.check_overrides if mech is not None else None
     if not overrides:
         return None
-    out = {}
-    for ref, new in overrides.items():
+    merged: dict[int, dict[str, Any]] = {}
+    for ref, new in overrides.items():  # in the order the events fired: one check may be named two ways
         i = check_index(task, ref)
         if i is not None:
-            spec = task.verifier.checks[i]  # type: ignore[union-attr]
-            out[i] = lookup(spec.check).params.model_validate({**spec.params, **new})  # type: ignore[union-attr]
-    return out
+            merged[i] = {**merged.get(i, task.verifier.checks[i].params), **new}  # type: ignore[union-attr]
+    return {i: lookup(task.verifier.checks[i].check).params.model_validate(params)  # type: ignore[union-attr]
+            for i, params in merged.items()}
 
 
 def _as_checkpoints(out: Any, name: str) -> list[Checkpoint]:

@@ -24,7 +24,8 @@ of the checks it changed, and ``core/tasks/verify.py`` evaluates those checks wi
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Literal
+import re
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -175,7 +176,8 @@ class HiddenSpec(_Spec):
     def _complete(self) -> "HiddenSpec":
         options = self.at if self.kind == "cache" else self.nodes
         if not options:
-            raise ValueError(f"hidden '{self.kind}' needs {'at (one or more places)' if self.kind == 'cache' else 'nodes'}")
+            need = "at (one or more places)" if self.kind == "cache" else "nodes"
+            raise ValueError(f"hidden '{self.kind}' needs {need}")
         if self.kind == "cache" and not self.items:
             raise ValueError("hidden 'cache' needs items: [{item: KEY, count: N}]")
         if isinstance(self.pick, int) and not 0 <= self.pick < len(options):
@@ -213,7 +215,50 @@ def spawned_ids(m: "TaskMechanics | None") -> set[str]:
     """Every mob id a task's events can spawn."""
     if not m:
         return set()
-    return {spawned_id(str(e.mob), i, j) for i, e in enumerate(m.events) if e.do == "spawn_mobs" for j in range(e.count)}
+    return {spawned_id(str(e.mob), i, j) for i, e in enumerate(m.events) if e.do == "spawn_mobs"
+            for j in range(e.count)}
+
+
+_PLACEHOLDER = re.compile(r"\{(hidden\.[A-Za-z][A-Za-z0-9_]*(?:\.[xy])?)\}")
+
+
+def hidden_values(m: "TaskMechanics | None", seed: int, loaded: Any) -> dict[str, Any]:
+    """What a reference plan's placeholders stand for in an episode of ``seed``: ``hidden.ID`` (a vein: the
+    chosen node's id; a cache: its place as "(x,y)") and ``hidden.ID.x`` / ``hidden.ID.y`` (its tile)."""
+    out: dict[str, Any] = {}
+    for h in (m.hidden if m else []):
+        i = h.chosen(seed)
+        try:  # (a candidate that names nothing real is the task check's to report: no value for it)
+            if h.kind == "vein":
+                node = loaded.node_by_id[h.nodes[i]]
+                x, y, name = node.x, node.y, node.id
+            else:
+                x, y, _ = resolve_place(loaded, h.at[i], 0)
+                name = f"({x},{y})"
+        except KeyError:
+            continue
+        out.update({f"hidden.{h.id}": name, f"hidden.{h.id}.x": x, f"hidden.{h.id}.y": y})
+    return out
+
+
+def placeholders(value: Any) -> list[str]:
+    """The ``{hidden...}`` placeholders a step argument names."""
+    return _PLACEHOLDER.findall(value) if isinstance(value, str) else []
+
+
+def resolve_args(args: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's arguments with its placeholders replaced: a whole-string placeholder by the value itself (an x
+    stays a number), one inside a text (a chat message) by its text. Unknown ones are left as written."""
+    out = {}
+    for k, v in args.items():
+        if isinstance(v, str) and "{hidden." in v:
+            whole = _PLACEHOLDER.fullmatch(v)
+            if whole is not None and whole.group(1) in values:
+                v = values[whole.group(1)]
+            else:
+                v = _PLACEHOLDER.sub(lambda mo: str(values.get(mo.group(1), mo.group(0))), v)
+        out[k] = v
+    return out
 
 
 def _place_text(pl: Place) -> str:
@@ -280,18 +325,22 @@ class Mechanics:
         for e in spec.events:
             if e.do == "depart" and e.at_round is not None:
                 self.departs[e.portal] = e.at_round  # type: ignore[index]
+        self.joint_ids: dict[str, str] = {}  # mob id, portal key or load id -> the joint action's id (records)
         ground = 0
-        for j in spec.joint_actions:
+        for n, j in enumerate(spec.joint_actions):
             if j.kind == "guarded_mob":
                 self.guards[j.mob] = j.k  # type: ignore[index]
+                target = j.mob
             elif j.kind == "held_gate":
                 self.gates[j.portal] = (j.k, j.radius)  # type: ignore[index]
+                target = j.portal
             else:
                 x, y, _ = resolve_place(loaded, j.at, 0)  # type: ignore[arg-type]
                 ground += 1
-                gid = f"load#{ground}"
-                world.ground[gid] = GroundItem(gid, j.item, j.count, x, y)  # type: ignore[arg-type]
-                self.loads[gid] = j.k
+                target = f"load#{ground}"
+                world.ground[target] = GroundItem(target, j.item, j.count, x, y)  # type: ignore[arg-type]
+                self.loads[target] = j.k
+            self.joint_ids[target] = j.id or f"joint_{n + 1}"  # type: ignore[index]
         caches = 0
         for h in spec.hidden:
             i = self.hidden_choice[h.id] = h.chosen(world.seed)
@@ -455,14 +504,14 @@ class Mechanics:
                if m.respawn_at is None and 0 < m.type.aggro_range >= d]
         return sorted(out, key=lambda m: m.id)
 
-    def portal_note(self, key: str) -> str:
-        """What a portal's Nearby row adds: closed, or when a scheduled departure leaves."""
+    def portal_note(self, key: str, returning: bool = False) -> str:
+        """What a portal end's Nearby row adds: closed, when a scheduled departure leaves, a gate to hold."""
         closed = self.closed.get(key)
         if closed is not None:
             return "; gone (it left)" if closed[1] == "depart" else "; closed"
         leaves = self.departs.get(key)
         notes = f"; last departure at the end of round {leaves - 1}" if leaves is not None else ""
-        gate = self.gates.get(key)
+        gate = self.gates.get(key) if not returning else None
         if gate is not None:
             notes += f"; opens only while {gate[0]} players stand within {gate[1]} of it"
         return notes
@@ -487,12 +536,12 @@ class Mechanics:
                       key=lambda q: q.order)
         if len(here) >= k:
             self.gate_open[key] = rnd
-            self.records.append({"kind": "joint:held_gate", "portal": key, "round": rnd,
-                                 "agents": [q.agent_id for q in here], "k": k})
+            self.records.append({"id": self.joint_ids[key], "kind": "joint:held_gate", "portal": key,
+                                 "round": rnd, "agents": [q.agent_id for q in here], "k": k})
             return None
         names = ", ".join(q.username for q in here)
-        return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within {radius} tile(s) "
-                                         f"of it in the same round; now {len(here)} ({names}). Gather {k} there, then "
+        return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within {radius} "
+                                         f"tile(s) of it in the same round; now {len(here)} ({names}). Gather {k} there, then "
                                          f"enter: once held open it lets everyone through this round.")
 
     def _join(self, target: str, p: "Player", still: Any) -> list[str]:
@@ -513,8 +562,8 @@ class Mechanics:
         who = self._join(mob.id, p, lambda a: True)
         if len(who) >= k:
             if len(who) == k:
-                self.records.append({"kind": "joint:guarded_mob", "mob": mob.id, "round": self.w.round,
-                                     "agents": list(who), "k": k})
+                self.records.append({"id": self.joint_ids[mob.id], "kind": "joint:guarded_mob", "mob": mob.id,
+                                     "round": self.w.round, "agents": list(who), "k": k})
             return None
         names = ", ".join(self.w.players[a].username for a in who)
         return engine_result(f"{mob.type.name} {mob.id} keeps its guard up: {len(who)} of the {k} attackers it takes "
@@ -534,12 +583,12 @@ class Mechanics:
 
         who = self._join(g.id, p, still)
         if len(who) >= k:
-            self.records.append({"kind": "joint:heavy_load", "load": g.id, "item": g.item, "round": self.w.round,
-                                 "agents": list(who), "k": k, "carrier": p.agent_id})
+            self.records.append({"id": self.joint_ids[g.id], "kind": "joint:heavy_load", "load": g.id, "item": g.item,
+                                 "round": self.w.round, "agents": list(who), "k": k, "carrier": p.agent_id})
             return None
         names = ", ".join(players[a].username for a in who)
-        return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players picking "
-                             f"it up in the same round, standing by it; now {len(who)} ({names}).", effects=eff)
+        return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players "
+                             f"picking it up in the same round, standing by it; now {len(who)} ({names}).", effects=eff)
 
     def snapshot(self) -> dict[str, Any]:
         return {"closed_portals": {k: v[0] for k, v in sorted(self.closed.items())},

@@ -190,7 +190,7 @@ class ObservationMixin:
         elif kind == "ground_item":
             k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d)
         elif kind == "portal" and self.mech is not None:  # a task's events may close it
-            k = (kind, eid, d, self.mech.portal_note(ref.key))
+            k = (kind, eid, d, self.mech.portal_note(ref.key, ref.returning))
         else:  # portals, stations and NPCs never change
             k: tuple = (kind, eid, d)
         row = self._entity_rows.get(k)
@@ -238,7 +238,7 @@ class ObservationMixin:
             if pt.requires_level:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
             if self.mech is not None:
-                note += self.mech.portal_note(pt.key)
+                note += self.mech.portal_note(pt.key, ref.returning)
             return _row(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
                         hp=None, max_hp=None, note=note)
         if kind == "station":
