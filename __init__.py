@@ -5,4 +5,4 @@ Installed, this repository's top level is the package ``agentworld``: ``core/`` 
 as package data ``agentworld.tasks``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"  # the harness; semantic versioning (CHANGELOG.md). The one place it is written

@@ -12,6 +12,7 @@ import pytest
 from agentworld.core.play.records import EndEvent, EpisodeResult, StartEvent, TurnEvent
 from agentworld.core.runs.run_spec import RunSpecError, build_spec, episode_id, load_run_spec, parse_size_range
 from agentworld.core.runs.runner import LocalExecutor, RunDir, Runner, read_results_file
+from agentworld.core.runs.versions import versions
 from agentworld.core.runs.jobs import EpisodeJob, RateLimiter
 
 pytestmark = pytest.mark.anyio
@@ -83,6 +84,7 @@ async def test_run_writes_manifest_results_and_folders(tmp_path: Path):
     assert manifest["status"] == "finished"
     assert manifest["counts"] == {"planned": 8, "done": 8, "errors": 0, "failed": 0, "remaining": 0}
     assert manifest["environment"]["python"] and manifest["environment"]["agentworld"]
+    assert manifest["environment"]["versions"] == versions()  # harness, world and suite (runs/versions.py)
     assert manifest["spec"]["frameworks"] == ["fake"]
     assert len(manifest["sessions"]) == 1 and manifest["sessions"][0]["finished"]
     for j in jobs:

@@ -12,7 +12,6 @@ import json
 
 import click
 
-from ... import __version__
 from .. import plugins
 
 
@@ -34,8 +33,18 @@ class _Commands(click.Group):
         return super().list_commands(ctx)
 
 
+def _print_versions(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ..runs.versions import version_text  # read when asked, not at every start
+
+    click.echo(version_text())
+    ctx.exit()
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="agentworld")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_versions,
+              help="Print the harness, world and suite versions and exit.")
 def cli() -> None:
     """AgentWorld: benchmark long-horizon collaboration of LLM agent teams."""
 

@@ -319,12 +319,14 @@ def trailing_same(attempts: list[dict[str, Any]]) -> int:
 
 
 def environment_info() -> dict[str, Any]:
-    """Versions for the manifest; ``source`` says which commit the code came from however it was installed
+    """Versions for the manifest: ``versions`` the harness, embedded world and task suite versions
+    (runs/versions.py); ``source`` says which commit the code came from however it was installed
     (runs/provenance.py), ``git`` repeats its commit and dirtiness (None when unknown)."""
     from importlib import metadata
 
     from ... import __version__
     from .provenance import source_version
+    from .versions import versions as release_versions
 
     versions = {}
     for name in KEY_PACKAGES:
@@ -334,8 +336,8 @@ def environment_info() -> dict[str, Any]:
             pass
     source = source_version()
     git = {"commit": source["commit"], "dirty": source["dirty"]} if source["commit"] else None
-    return {"agentworld": __version__, "python": platform.python_version(), "platform": platform_name(),
-            "packages": versions, "git": git, "source": source}
+    return {"agentworld": __version__, "versions": release_versions(), "python": platform.python_version(),
+            "platform": platform_name(), "packages": versions, "git": git, "source": source}
 
 
 def platform_name() -> str:
