@@ -7,8 +7,10 @@ requests fail that way, one fault per request:
 - ``"500"``: HTTP 500 with an OpenAI-style error body;
 - ``"malformed"``: HTTP 200 whose body is not JSON;
 - ``"empty"``: HTTP 200 with a well-formed body and no choices;
-- ``"timeout"``: a text answer comes only after ``slow_s`` seconds (longer than the client's timeout);
-  ``decide`` is not asked for it.
+- ``"drop"``: the connection is closed without an answer (the client sees it at once);
+- ``"timeout"``: no answer ever comes (the request is held until the server stops), so the client's own
+  timeout ends it, however long that timeout is and however busy the machine: the fault does not depend on
+  a slow answer losing a race against the clock. ``decide`` is not asked for either.
 
 Every request body is kept in ``server.requests`` (and each outcome in ``server.log``) for assertions.
 
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -36,15 +37,14 @@ from agentworld.plugins.agents.common import chars_to_tokens
 from agentworld.plugins.agents.fakes import chat_completion_payload, request_chars
 
 Decide = Callable[[dict[str, Any]], "tuple[str, dict[str, Any]] | None"]
-FAULTS = ("500", "malformed", "empty", "timeout")
+FAULTS = ("500", "malformed", "empty", "drop", "timeout")
 
 
 class OpenAIStubServer:
-    def __init__(self, decide: Decide, *, slow_s: float = 2.0, thought: str | None = None, llama_cpp: bool = False,
+    def __init__(self, decide: Decide, *, thought: str | None = None, llama_cpp: bool = False,
                  refuse_tool_choice: tuple[str, ...] = (), context_tokens: int | None = None,
                  models: dict[str, Any] | None = None):
         self.decide = decide
-        self.slow_s = slow_s
         self.llama_cpp = llama_cpp
         self.refuse_tool_choice = refuse_tool_choice
         self.context_tokens = context_tokens
@@ -54,6 +54,7 @@ class OpenAIStubServer:
         self.requests: list[dict[str, Any]] = []
         self.log: list[str] = []  # "ok" or the fault served, per request
         self._lock = threading.Lock()
+        self._stopping = threading.Event()  # releases the requests held by "timeout" faults
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -120,12 +121,12 @@ class OpenAIStubServer:
                     self._send(200, json.dumps({"id": "empty", "object": "chat.completion", "created": 0,
                                                 "model": body.get("model", "stub"), "choices": []}).encode())
                     return
-                if fault == "timeout":
-                    # Answer too late, and without asking the policy: a stateful policy must be asked only
-                    # for answers the client will read.
-                    time.sleep(server.slow_s)
-                    late = chat_completion_payload(None, model=body.get("model", "stub"), prompt_chars=0)
-                    self._send(200, json.dumps(late).encode())
+                if fault in ("drop", "timeout"):
+                    # No answer, and the policy is not asked: a stateful policy must be asked only for answers
+                    # the client will read. A held request waits for the server to stop, not for a clock.
+                    if fault == "timeout":
+                        server._stopping.wait()
+                    self.close_connection = True
                     return
                 payload = chat_completion_payload(server.decide(body), model=body.get("model", "stub"),
                                                   prompt_chars=request_chars(body))
@@ -164,6 +165,7 @@ class OpenAIStubServer:
         return None
 
     def start(self) -> "OpenAIStubServer":
+        self._stopping.clear()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-stub", daemon=True)
@@ -171,6 +173,7 @@ class OpenAIStubServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

@@ -165,7 +165,7 @@ async def test_no_call_unknown_tool_bad_args_use_the_turn(tmp_path):
 
 async def test_timeout_infra_error_and_crashing_team(tmp_path):
     async def slow(turn):
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()  # an answer that never comes: the turn timeout ends it, however busy the machine
 
     async def infra(turn):
         return TurnOutcome(infra_error="HTTP 503 after 3 retries")
@@ -192,7 +192,7 @@ async def test_timeout_infra_error_and_crashing_team(tmp_path):
 async def test_a_model_that_does_not_answer_within_the_turn_timeout_is_an_infrastructure_error(tmp_path):
     async def waiting_for_the_model(turn):
         turn.trace.model_pending, turn.trace.pending_since = True, time.perf_counter()
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()  # the model never answers
 
     ep = Episode(base_task(rounds=1), ScriptTeam({(1, "agent_1"): waiting_for_the_model}), out_dir=tmp_path,
                  turn_timeout=0.05)

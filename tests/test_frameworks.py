@@ -196,12 +196,14 @@ async def test_second_call_is_refused_and_the_model_reads_why(framework):
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 async def test_model_service_faults_are_retried_then_reported(framework):
-    with OpenAIStubServer(lambda body: ("sleep", {"seconds": 2}), slow_s=1.5) as server:
-        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url, timeout=0.4,
+    # Every fault is made by the stub (an error, a broken body, a closed connection), none by a clock: the
+    # client's timeout is far beyond any answer the stub gives, even on a loaded machine.
+    with OpenAIStubServer(lambda body: ("sleep", {"seconds": 2})) as server:
+        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url, timeout=60,
                         retries=2, backoff=0.01)
         gate = GateDouble()
         # turn 1: three faults in a row, one of each kind -> attempts exhausted -> infra error, no call
-        server.faults.extend(["500", "malformed", "timeout"])
+        server.faults.extend(["500", "malformed", "drop"])
         failed = await team.act(make_turn(gate, "agent_1", 1))
         # turn 2: one fault, then success on the retry
         server.faults.extend(["empty"])
@@ -211,7 +213,24 @@ async def test_model_service_faults_are_retried_then_reported(framework):
     assert failed.raw_calls == []
     assert recovered.infra_error is None and recovered.model_calls == 2 and recovered.tokens_in > 0
     assert [(t, v) for _, t, _, v in gate.log] == [("sleep", "ok")]  # only turn 2 acted
-    assert server.log == ["500", "malformed", "timeout", "empty", "ok"]
+    assert server.log == ["500", "malformed", "drop", "empty", "ok"]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_a_model_answer_that_never_comes_times_out_and_is_retried(framework):
+    """The stub never answers (it holds the request until it stops), so the request's timeout decides nothing
+    but when the wait ends: every attempt times out whatever the machine's load, and each is retried."""
+    with OpenAIStubServer(lambda body: ("sleep", {"seconds": 2})) as server:
+        team = team_for(framework, "openai-compatible:qwen-local", base_url=server.base_url, timeout=0.3,
+                        retries=1, backoff=0.01)
+        gate = GateDouble()
+        server.faults.extend(["timeout", "timeout"])
+        failed = await team.act(make_turn(gate, "agent_1", 1))
+        await team.aclose()
+    assert failed.infra_error and "model service failed 2 time(s)" in failed.infra_error, failed.infra_error
+    assert "0.3s" in failed.infra_error or "imeout" in failed.infra_error or "timed out" in failed.infra_error
+    assert failed.model_calls == 2 and failed.raw_calls == [] and gate.log == []
+    assert server.log == ["timeout", "timeout"]
 
 
 async def test_client_errors_are_not_retried():

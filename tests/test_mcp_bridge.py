@@ -14,7 +14,7 @@ from agentworld.core.world.tools import TOOL_NAMES, TOOLS
 from agentworld.mcp_server.server import EpisodeMcpServer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_mcp_server import relay_episode, turn_events  # noqa: E402
+from test_mcp_server import relay_episode, turn_events, until, waiting  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 CLI = [sys.executable, "-c", "from agentworld.core.cli import main; main()", "mcp-stdio"]
@@ -32,8 +32,12 @@ async def test_stdio_bridge_relays_tools_resources_and_calls(tmp_path):
             assert all(t.inputSchema == TOOLS[t.name].json_schema() for t in tools)
             brief = (await s.read_resource("agentworld://brief")).contents[0].text
             assert "alice" in brief
+            # the call first, through the bridge's process; the episode starts once it waits at the server
+            call = asyncio.create_task(s.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs",
+                                                                      "count": 3}))
+            await until(lambda: waiting(server, "agent_1"), "alice's call through the bridge waiting")
             run = asyncio.create_task(ep.run())
-            r = await s.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
+            r = await call
             assert not r.isError and "Gave 3 logs to bob" in r.content[0].text, r.content[0].text
             run.cancel()
             with pytest.raises(asyncio.CancelledError):

@@ -16,7 +16,7 @@ from agentworld.mcp_server import clients
 from agentworld.mcp_server.server import EpisodeMcpServer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_mcp_server import relay_episode, relay_task, turn_events  # noqa: E402
+from test_mcp_server import relay_episode, relay_task, turn_events, until, waiting  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 STEP = {a: (s[0].tool, s[0].args) for a, s in relay_task().reference_solution.items()}
@@ -55,7 +55,7 @@ async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
                 outputs["agent_3"] = str(await tools[tool].async_call(**args))
 
         seats = [asyncio.create_task(f()) for f in (camel_seat, langchain_seat, autogen_seat)]
-        await asyncio.sleep(0.1)
+        await until(lambda: waiting(server, *ep.agent_ids), "every seat's call waiting")  # then play
         result = await ep.run()
         await asyncio.gather(*seats)
     assert result.success
@@ -70,8 +70,10 @@ async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_pat
             clients.mcp_session(server.url, server.token("agent_1")) as s:
         assert await clients.openai_tool_schemas(s) == openai_tools()
         camel_tools = {t.get_function_name(): t for t in await clients.camel_function_tools(s)}
+        call = asyncio.create_task(camel_tools["sleep"].async_call(seconds=99))  # malformed: the turn's action,
+        await until(lambda: waiting(server, "agent_1"), "alice's call waiting")  # a bad_args error
         run = asyncio.create_task(ep.run())
-        out = await camel_tools["sleep"].async_call(seconds=99)  # malformed: the turn's action, a bad_args error
+        out = await call
         assert out.startswith("ERROR: [bad_args] sleep: argument 'seconds'")
         assert turn_events(ep)[0].error == "bad_args" and turn_events(ep)[0].counts_as_action
         run.cancel()

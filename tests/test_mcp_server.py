@@ -68,6 +68,22 @@ def turn_events(ep: Episode) -> list[TurnEvent]:
     return [e for e in ep.events if isinstance(e, TurnEvent)]
 
 
+async def until(condition, what: str, limit_s: float = 60.0) -> None:
+    """Wait until ``condition()`` holds, for a step the test set in motion (a call reaching the server, a
+    disconnect noticed). Bounded by a limit only a broken server reaches: the test orders its steps by what
+    happened, not by guessing how long it takes on this machine."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while not condition():
+        assert loop.time() < deadline, f"{what}: not within {limit_s:g} s"
+        await asyncio.sleep(0.01)
+
+
+def waiting(server: EpisodeMcpServer, *agents: str) -> bool:
+    """Whether each agent's call has reached the server and waits for its turn."""
+    return all(a in server.tracker.waiting for a in agents)
+
+
 async def test_lists_the_13_tools_with_the_core_schemas(tmp_path):
     ep, _ = relay_episode(tmp_path)
     async with EpisodeMcpServer(ep) as server:
@@ -101,7 +117,7 @@ async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
 
         # start the clients in reverse order: each call waits for its agent's turn
         clients = [asyncio.create_task(play(a)) for a in reversed(ep.agent_ids)]
-        await asyncio.sleep(0.2)
+        await until(lambda: waiting(server, *ep.agent_ids), "every seat's first call waiting")
         result = await ep.run()
         await asyncio.gather(*clients)
     assert result.success and result.end_reason == "verifier_passed" and result.rounds == 1
@@ -161,8 +177,9 @@ async def test_refusals_are_clear_and_do_not_disturb_the_episode(tmp_path):
             # two calls of one agent before its turn: the newer replaces the older (a client that gave up on
             # a call sends its next one), so exactly one executes
             give = {"targetPlayer": "bob", "itemKey": "logs", "count": 3}
+            server.tracker.wait_timeout = 300.0  # from here on a call waits as long as its turn takes to come
             older = asyncio.create_task(alice.call_tool("transfer_items", give))
-            await asyncio.sleep(0.2)
+            await until(lambda: waiting(server, "agent_1"), "alice's first call waiting")
             newer = asyncio.create_task(alice.call_tool("transfer_items", give))
             r = await older
             assert r.isError and "Not executed: a newer call of yours replaced it" in r.content[0].text
@@ -230,8 +247,10 @@ async def test_a_session_cannot_be_used_with_another_seats_token(tmp_path):
 
 
 async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
-    ep, _ = relay_episode(tmp_path, turn_timeout=0.4)
-    async with EpisodeMcpServer(ep, turn_timeout=0.4) as server:
+    # alice's lost turn is a call that never comes (it ends at the timeout whatever the load); bob's and carol's
+    # calls must come within it, so it is the suite's usual seat timeout, not a short one
+    ep, _ = relay_episode(tmp_path, turn_timeout=5)
+    async with EpisodeMcpServer(ep, turn_timeout=5) as server:
         async with mcp_session(server.url, server.token("agent_1")) as alice, \
                 mcp_session(server.url, server.token("agent_2")) as bob_s, \
                 mcp_session(server.url, server.token("agent_3")) as carol_s:
@@ -500,8 +519,8 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
 
     from mcp.shared.exceptions import McpError
 
-    ep, _ = relay_episode(tmp_path, turn_timeout=3)
-    async with EpisodeMcpServer(ep, turn_timeout=3, progress_every=0.1) as server:
+    ep, _ = relay_episode(tmp_path, turn_timeout=60)  # no turn here is meant to time out
+    async with EpisodeMcpServer(ep, turn_timeout=60, progress_every=0.1) as server:
         async with mcp_session(server.url, server.token("agent_1")) as alice, \
                 mcp_session(server.url, server.token("agent_2")) as bob:
             run = asyncio.create_task(ep.run())
@@ -516,7 +535,7 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
                 progress.append(message or "")
 
             second = asyncio.create_task(bob.call_tool("sleep", {"seconds": 6}, progress_callback=on_progress))
-            await asyncio.sleep(0.5)  # bob's call waits (and hears about it) while alice thinks
+            await until(lambda: progress, "a progress note to bob's waiting call")  # it waits while alice thinks
             await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
             r = await second
             assert not r.isError, r.content[0].text
@@ -549,9 +568,13 @@ async def test_a_call_whose_client_disconnected_never_runs(tmp_path):
             call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
                                                                        "count": 3}}}
-            with pytest.raises(httpx.ReadTimeout):  # the client goes away while its call waits for the turn
-                await http.post(server.url, json=call, headers=session, timeout=0.3)
-        await asyncio.sleep(0.2)  # the server learns it when the connection's close reaches it
+            post = asyncio.create_task(http.post(server.url, json=call, headers=session, timeout=None))
+            await until(lambda: waiting(server, "agent_1"), "alice's call waiting")
+            post.cancel()  # the client goes away while its call waits for the turn (its connection is closed)
+            with contextlib.suppress(asyncio.CancelledError):
+                await post
+        # the server learns it when the connection's close reaches it
+        await until(lambda: not waiting(server, "agent_1"), "the abandoned call noticed")
         result = await ep.run()  # nobody plays: every turn times out, the abandoned call included
     first = turn_events(ep)[0]
     assert (first.agent, first.tool, first.error) == ("agent_1", None, "timeout")
@@ -571,12 +594,12 @@ async def test_a_call_the_client_cancelled_never_runs(tmp_path, stream_after):
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                     "params": {"name": "transfer_items", "arguments": {"targetPlayer": "bob", "itemKey": "logs",
                                                                        "count": 3}}}
-            waiting = asyncio.create_task(http.post(server.url, json=call, headers=session))
-            await asyncio.sleep(0.3)  # the call waits: no turn is open
-            assert not waiting.done()
+            pending = asyncio.create_task(http.post(server.url, json=call, headers=session))
+            await until(lambda: waiting(server, "agent_1"), "the call waiting")  # no turn is open
+            assert not pending.done()
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
             assert (await http.post(server.url, json=cancel, headers=session)).status_code == 202
-            r = await asyncio.wait_for(waiting, 5)
+            r = await asyncio.wait_for(pending, 60)
             assert r.status_code == 200 and "Request cancelled" in r.text
         run = asyncio.create_task(ep.run())  # nobody plays: alice's first turn times out, her call never ran
         while not turn_events(ep):
