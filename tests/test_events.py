@@ -114,6 +114,17 @@ def test_a_raid_spawns_mobs_that_are_seen_fought_and_stay_dead():
     assert ids[1] in w.snapshot()["mechanics"]["spawned_mobs"]
 
 
+def test_killing_a_raider_can_trigger_the_next_event():
+    task = task_with(events=[{"id": "raid", "at_round": 2, "do": "spawn_mobs", "mob": "chicken", "count": 1,
+                              "at": {"x": 449, "y": 402}},
+                             {"id": "thanks", "when": {"killed": "chicken#100000"}, "do": "announce",
+                              "message": "Thank you!", "at": {"landmark": "hearthmoor", "radius": 30}}])
+    w = world_of(task)
+    w.end_round(1)
+    assert call(w, "agent_1", "attack_entity", targetInstance="chicken#100000").effects.kills
+    assert [e["id"] for e in w.end_round(2).events] == ["thanks"]
+
+
 def test_aggressive_raiders_attack_at_the_tick():
     task = task_with(events=[{"id": "raid", "at_round": 1, "do": "spawn_mobs", "mob": "goblin", "count": 3,
                               "at": {"x": 449, "y": 399, "radius": 1}}])

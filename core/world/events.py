@@ -310,6 +310,7 @@ class Mechanics:
         # (record, agents told, place heard within, note) of the start events: for players who join after them
         self.start_notes: list[tuple[dict[str, Any], tuple[str, ...], tuple[int, int, int] | None, str]] = []
         self.spawned: dict[str, MobState] = {}
+        self.gone: set[str] = set()  # spawned mobs killed (and removed)
         self.mob_cells = Cells()
         self.guards: dict[str, int] = {}  # mob id -> k
         self.gates: dict[str, tuple[int, int]] = {}  # portal key -> (k, radius)
@@ -397,7 +398,8 @@ class Mechanics:
         target = str(t.killed)
         if "#" in target:
             m = w.mobs.live.get(target)
-            return "" if m is not None and m.respawn_at is not None else None
+            dead = target in self.gone or (m is not None and m.respawn_at is not None)
+            return "" if dead else None
         scope = players if by is not None else list(w.players.values())
         return "" if sum(p.kills.get(target, 0) for p in scope) >= t.count else None
 
@@ -487,6 +489,7 @@ class Mechanics:
         return ids
 
     def _remove_spawned(self, mid: str) -> None:
+        self.gone.add(mid)
         self.spawned.pop(mid, None)
         self.mob_cells.discard(mid)
         self.w.mobs.live.pop(mid, None)
