@@ -257,3 +257,19 @@ def test_the_proof_knows_what_an_objective_change_made_false():
                               "tell": ["wizard"], "message": "four"}])
     [stale] = stale_facts(task, [{"kind": "change_objective", "check": 0, "set": {"count": 4}, "round": 4}])
     assert (stale.round, set(stale.numbers), set(stale.places)) == (4, {3}, set())
+
+
+def test_an_event_waits_for_a_checkpoint():
+    task = task_with(events=[{"id": "cheers", "when": {"checkpoint": "three staffs by the wizard"}, "do": "announce",
+                              "message": "The circle cheers!", "at": {"landmark": "hearthmoor", "radius": 30}}])
+    result, events, _ = _play_oracle(task)
+    assert result.success
+    [rec] = [e for e in events if e["id"] == "cheers"]
+    # the wizard crafts in round 9 (its plan's 9th step) and wields a staff in round 10: the checkpoint is
+    # reached at the tick ending round 9, so the event holds from round 10
+    assert rec["cause"] == "checkpoint 'three staffs by the wizard' reached" and rec["round"] == 10
+    assert sorted(rec["heard_by"]) == ["agent_1", "agent_2", "agent_3"]
+    with pytest.raises(TaskError) as err:
+        task_with(events=[{"when": {"checkpoint": "four staffs"}, "do": "announce", "message": "m",
+                           "at": {"landmark": "hearthmoor"}}])
+    assert "events[0].when.checkpoint" in str(err.value)

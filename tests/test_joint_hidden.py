@@ -18,6 +18,9 @@ COW = "cow#2460"  # (476, 394), passive, 10 HP: near the staff task's spawns at 
 def test_a_guarded_mob_is_hurt_only_when_k_players_attack_it_in_the_same_round():
     task = task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 2}])
     w = world_of(task)
+    w.players["agent_1"].place(470, 394)
+    row = next(e for e in w.observe("agent_1").nearby if e.id == COW)
+    assert "guarded: hurt only in a round in which 2 players attack it" in row.note
     alone = call(w, "agent_1", "attack_entity", targetInstance=COW)
     assert alone.ok and "keeps its guard up" in alone.text and not alone.effects.kills
     assert w.mobs[COW].hp == w.mobs[COW].type.hp
@@ -62,7 +65,7 @@ def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
                                      "at": {"x": 451, "y": 399}}])
     w = world_of(task)
     seen = [e for e in w.observe("agent_1").nearby if e.kind == "ground_item"]
-    assert [e.id for e in seen] == ["load#1"]
+    assert [e.id for e in seen] == ["load#1"] and "heavy: 3 players must pick it up" in seen[0].note
     one = call(w, "agent_1", "pickup_resource", targetInstance="load#1")
     two = call(w, "agent_2", "pickup_resource", targetInstance="load#1")
     assert one.ok and "too heavy" in one.text and "now 2" in two.text and not two.effects.gained

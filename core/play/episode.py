@@ -775,11 +775,16 @@ class Episode:
                 self._retire(agent_id, "dead" if not st.alive else "left", st)
         passed = 0
         success = False
+        events = report.events
         if self.task.verifiable:
             self.verification = verify(self.task, self.world, self.history)
             passed = sum(cp.achieved for cp in self.verification.checkpoints)
             success = self.verification.success
-        self._emit(TickEvent(round=rnd, effects=report.effects, lines=report.lines, events=report.events,
+            mech = getattr(self.world, "mech", None)  # the task's events waiting for a checkpoint (world/events.py)
+            if mech is not None and not success:
+                reached = {r for i, cp in enumerate(self.verification.checkpoints) if cp.achieved for r in (i, cp.name)}
+                events = events + mech.after_verify(reached)
+        self._emit(TickEvent(round=rnd, effects=report.effects, lines=report.lines, events=events,
                              checkpoints_passed=passed,
                              timestamp=_now()))
         return success

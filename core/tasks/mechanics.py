@@ -76,6 +76,11 @@ def _event_problems(task: "Task", i: int, e: EventSpec, w: "WorldIndex") -> list
                 and t.killed not in spawned_ids(task.mechanics):
             out.append(Problem(f"{f}.when.killed", f"no mob type or mob instance '{t.killed}'",
                                did_you_mean(t.killed, w.mob_types, "mob type (or an instance id)")))
+    if e.when is not None and e.when.checkpoint is not None and check_index(task, e.when.checkpoint) is None:
+        n = len(task.verifier.checks) if task.verifier else 0
+        out.append(Problem(f"{f}.when.checkpoint", f"no verifier check {e.when.checkpoint!r}",
+                           f"give a check's index (0 to {n - 1}) or the name: of one of verifier.checks" if n
+                           else "the task has no verifier checks"))
     for j, ref in enumerate(e.tell):
         out += _agent_problem(f"{f}.tell[{j}]", ref, task)
     if e.do == "change_objective":

@@ -162,6 +162,9 @@ def _pydantic_problems(exc: ValidationError, prefix: tuple[Any, ...], allowed: l
         elif err["type"] == "literal_error" and loc[-1] == "category":
             problems.append(Problem(field, f"unknown category {excerpt(err.get('input'))}",
                                     did_you_mean(str(err.get("input"))[:60], CATEGORIES, "category")))
+        elif err["type"] == "value_error":  # a block's own rule (an event needs its fields, a place one anchor)
+            problems.append(Problem(field, str(err["msg"]).removeprefix("Value error, "),
+                                    "add or fix the fields it names (docs/tasks.md describes the block)"))
         else:
             problems.append(Problem(field, f"{err['msg']} (got {excerpt(err.get('input'))})",
                                     "give a value of the right type/range"))

@@ -81,19 +81,23 @@ class Place(_Spec):
 
 class Trigger(_Spec):
     """The condition of a triggered event, checked at the end of every round until it first holds: a player
-    stands in an area (``enters``), holds ``count`` of an item (``holds``: an item delivered), or ``count`` mobs
-    of a type (or one mob instance) are dead (``killed``). ``by`` limits it to one agent (id or username)."""
+    stands in an area (``enters``), holds ``count`` of an item (``holds``: an item delivered), ``count`` mobs
+    of a type (or one mob instance) are dead (``killed``), or a verifier checkpoint is reached (``checkpoint``:
+    the check's index or name, read by the episode after the round's verification). ``by`` limits the first
+    three to one agent (id or username)."""
 
     enters: Place | None = None
     holds: str | None = None
     killed: str | None = None
+    checkpoint: int | str | None = None
     count: int = Field(1, ge=1)
     by: str | None = None
 
     @model_validator(mode="after")
     def _one_condition(self) -> "Trigger":
-        if (self.enters is not None) + (self.holds is not None) + (self.killed is not None) != 1:
-            raise ValueError("a trigger is exactly one of enters, holds or killed")
+        given = [f for f in ("enters", "holds", "killed", "checkpoint") if getattr(self, f) is not None]
+        if len(given) != 1:
+            raise ValueError("a trigger is exactly one of enters, holds, killed or checkpoint")
         return self
 
     def describe(self) -> str:
@@ -102,6 +106,8 @@ class Trigger(_Spec):
             return f"{who} entered {_place_text(self.enters)}"
         if self.holds is not None:
             return f"{who} holds {self.count} {self.holds}"
+        if self.checkpoint is not None:
+            return f"checkpoint {self.checkpoint!r} reached"
         return f"{self.count} {self.killed} killed" if "#" not in str(self.killed) else f"{self.killed} killed"
 
 
@@ -357,7 +363,7 @@ class Mechanics:
                         self._exhaust(nid)
         for i, e in enumerate(spec.events):
             if e.at_round is not None and e.at_round <= 1:
-                self._fire(i, "at the start")
+                self._fire(i, "at the start", 1)
 
     # -- the tick ----------------------------------------------------------------------------------------
     def tick(self, ended: int) -> list[dict[str, Any]]:
@@ -371,12 +377,12 @@ class Mechanics:
                 continue
             if e.at_round is not None:
                 if e.at_round == nxt:
-                    self._fire(i, f"round {nxt}")
-            else:
+                    self._fire(i, f"round {nxt}", nxt)
+            elif e.when.checkpoint is None:  # type: ignore[union-attr]  (checkpoints: after_verify)
                 who = self._condition(e.when)  # type: ignore[arg-type]
                 if who is not None:
                     said = e.when.describe()  # type: ignore[union-attr]
-                    self._fire(i, said if not who or e.when.by else f"{who} ({said})")  # type: ignore[union-attr]
+                    self._fire(i, said if not who or e.when.by else f"{who} ({said})", nxt)  # type: ignore[union-attr]
         out, self.records = self.records, []
         return out
 
@@ -404,11 +410,21 @@ class Mechanics:
         return "" if sum(p.kills.get(target, 0) for p in scope) >= t.count else None
 
     # -- firing ------------------------------------------------------------------------------------------
-    def _fire(self, i: int, cause: str) -> None:
+    def after_verify(self, reached: set[int | str]) -> list[dict[str, Any]]:
+        """After the tick's verification (the episode calls it with the checkpoints achieved, by index and by
+        name): fire the events waiting for one of them; they hold from the next round, like every triggered
+        event. Returns their records (for the same tick line)."""
+        for i, e in enumerate(self.spec.events):
+            if i not in self.fired and e.when is not None and e.when.checkpoint is not None \
+                    and e.when.checkpoint in reached:
+                self._fire(i, e.when.describe(), self.w.round)  # (the tick already moved the round on)
+        out, self.records = self.records, []
+        return out
+
+    def _fire(self, i: int, cause: str, rnd: int) -> None:
         e = self.spec.events[i]
         self.fired.add(i)
         w = self.w
-        rnd = w.round + (0 if cause == "at the start" else 1)
         rec: dict[str, Any] = {"id": self.spec.event_id(i), "kind": e.do, "round": rnd, "cause": cause}
         place = self._resolved[i]
         if e.do in ("close_portal", "depart"):
@@ -507,6 +523,16 @@ class Mechanics:
                if m.respawn_at is None and 0 < m.type.aggro_range >= d]
         return sorted(out, key=lambda m: m.id)
 
+    def mob_note(self, mob_id: str) -> str:
+        """What a guarded mob's Nearby row adds."""
+        k = self.guards.get(mob_id)
+        return f"; guarded: hurt only in a round in which {k} players attack it" if k else ""
+
+    def load_note(self, ground_id: str) -> str:
+        """What a heavy load's Nearby row adds."""
+        k = self.loads.get(ground_id)
+        return f"; heavy: {k} players must pick it up in the same round" if k else ""
+
     def portal_note(self, key: str, returning: bool = False) -> str:
         """What a portal end's Nearby row adds: closed, when a scheduled departure leaves, a gate to hold."""
         closed = self.closed.get(key)
@@ -544,8 +570,8 @@ class Mechanics:
             return None
         names = ", ".join(q.username for q in here)
         return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within {radius} "
-                                         f"tile(s) of it in the same round; now {len(here)} ({names}). Gather {k} there, then "
-                                         f"enter: once held open it lets everyone through this round.")
+                                         f"tile(s) of it in the same round; now {len(here)} ({names}). Gather {k} "
+                                         f"there, then enter: once held open it lets everyone through this round.")
 
     def _join(self, target: str, p: "Player", still: Any) -> list[str]:
         """Add ``p`` to those taking part on ``target`` this round (``still(agent)``: who still counts)."""

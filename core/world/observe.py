@@ -215,12 +215,15 @@ class ObservationMixin:
             mt = ref.type
             if ref.respawn_at is not None:
                 back = ref.respawn_at - self.round
-                note = "; ".join([*_mob_tags(mt), "dead" if back >= NEVER // 2 else f"dead, back in {max(1, back)} rounds"])
+                dead = "dead" if back >= NEVER // 2 else f"dead, back in {max(1, back)} rounds"  # a raider: never
+                note = "; ".join([*_mob_tags(mt), dead])
                 return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                             hp=None, max_hp=None, note=note)
             note = self._mob_notes.get(mt.key)
             if note is None:
                 note = self._mob_notes[mt.key] = "; ".join(_mob_tags(mt))
+            if self.mech is not None:
+                note += self.mech.mob_note(eid)
             return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                         hp=ref.hp, max_hp=mt.hp, note=note)
         if kind == "player":
@@ -228,7 +231,8 @@ class ObservationMixin:
                         hp=None, max_hp=None, note="")
         if kind == "ground_item":
             return _row(kind=kind, id=eid, name=self.items[ref.item].name, x=ref.x, y=ref.y, distance=d,
-                        level=None, hp=None, max_hp=None, note=f"{ref.item} x{ref.count}")
+                        level=None, hp=None, max_hp=None,
+                        note=f"{ref.item} x{ref.count}" + (self.mech.load_note(eid) if self.mech is not None else ""))
         if kind == "portal":
             pt = ref.portal
             dest = self._place_name(ref.to_x, ref.to_y)
