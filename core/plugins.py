@@ -66,6 +66,7 @@ COMMAND_PLUGINS: dict[str, tuple[str, ...]] = {
     "agentworld.core.cli.tables": ("baselines", "ablations"),
     "agentworld.core.cli.augment": ("tasks",),
     "agentworld.core.cli.replay": ("replay", "bundle", "verify-bundle"),
+    "agentworld.core.cli.seat": ("seat",),
 }
 
 

@@ -60,17 +60,19 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
                         seat_options: tuple[str, ...] = (), turn_timeout: float = 120.0, seed: int = 0,
                         variant: str = "vanilla", out_dir: str | None = None, model: str = "",
                         connect_timeout: float | None = None, announce: Any = None, world: Any = None,
-                        linger: float = 10.0, allow_hosts: tuple[str, ...] = (), limits: Any = None,
+                        linger: float = 30.0, allow_hosts: tuple[str, ...] = (), limits: Any = None,
                         world_backend: str = "embedded", world_options: dict[str, Any] | None = None,
-                        stream_after: float | None = None) -> Any:
+                        stream_after: float | None = None, on_end: Any = None) -> Any:
     """Run one episode whose external seats are played over MCP; returns the EpisodeResult.
 
     ``announce(server, seats_file_path)`` is called once the server listens and the seats file is written
     (the CLI prints connection instructions there; tests read the seats). ``task_ref`` is a task id, a YAML
     path or a loaded Task; ``world`` replaces the default world (tests use a small one), or
     ``world_backend``/``world_options`` choose another backend (``paper-server`` with its ``server_url``). After the episode
-    the server stays up to ``linger`` seconds while clients still hold sessions (later calls are told the
-    episode is over). ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py),
+    the server keeps answering for ``linger`` seconds, sessions open or not, so that every external seat is told
+    how it ended, also one that left earlier or connects anew per call (``on_end(result, linger)`` is called
+    when it ends).
+    ``allow_hosts`` and ``limits`` (HttpLimits) configure the HTTP layer (mcp_server/guard.py),
     ``stream_after`` when a result switches from one JSON body to an SSE stream (mcp_server/transport.py).
     The seats file goes to ``seats_path``, by default a private folder outside the episode folder."""
     from ..core import plugins
@@ -141,7 +143,9 @@ async def serve_episode(task_ref: Any, *, host: str = "127.0.0.1", port: int = 0
                 click.echo(f"starting without seat(s) {', '.join(sorted(missing))}: not connected within "
                            f"{connect_timeout:g} s (their turns time out)", err=True)
         result = await episode.run()
-        await server.wait_sessions_closed(linger)
+        if on_end is not None:
+            on_end(result, linger)
+        await server.linger(linger)
     finally:
         await server.stop("the episode has ended")
     return result
@@ -167,6 +171,21 @@ def _announce(server: Any, path: Path) -> None:
     console.print("The episode starts when every external seat has connected. See docs/mcp.md.")
 
 
+class _EndOfServe:
+    """What `agentworld serve` prints when the episode ends, before it lingers for the seats not told yet."""
+
+    def __init__(self) -> None:
+        self.results: list[Any] = []
+
+    def append_and_tell(self, result: Any, linger: float) -> None:
+        self.results.append(result)
+        click.echo(f"{result.task_id}: success={result.success} psr={result.psr:.2f} end={result.end_reason} "
+                   f"rounds={result.rounds} actions={result.actions} refused={result.refused_calls}")
+        if linger > 0:
+            click.echo(f"The server keeps answering for {linger:g} s (--linger), so that every seat learns how the "
+                       f"episode ended; Ctrl-C stops it now.", err=True)
+
+
 @hookimpl
 def register_commands(cli: Any) -> None:
     from ..core.runs.bench import bench_group
@@ -189,9 +208,10 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an agent has to make its call once its turn opens; then the turn is lost.")
     @click.option("--connect-timeout", default=None, type=float,
                   help="Start the episode after this many seconds even if some seats have not connected.")
-    @click.option("--linger", default=10.0, type=float, show_default=True,
-                  help="Seconds the server keeps answering after the episode ends, while clients hold sessions "
-                       "(so every client reads its last result and is told the outcome).")
+    @click.option("--linger", default=30.0, type=float, show_default=True,
+                  help="Seconds the server keeps answering after the episode ends (sessions open or not), so that "
+                       "every external seat, also one that left earlier or connects anew per call, is told the "
+                       "outcome.")
     @click.option("--seed", default=0, type=int, show_default=True)
     @click.option("--variant", default="vanilla", show_default=True, help="Protocol variant.")
     @click.option("--model", default="", help="Model spec for in-process seats (default scripted:<framework>).")
@@ -241,21 +261,23 @@ def register_commands(cli: Any) -> None:
                        f"seat's token can play it, and plain HTTP carries tokens and play unencrypted: put a TLS "
                        f"proxy in front on untrusted networks. Accepted Host names: {', '.join(allow_hosts)}.",
                        err=True)
+        ended = _EndOfServe()
         try:
             from .eventloop import run
 
-            result = run(serve_episode(
+            run(serve_episode(
                 task_ref, host=host, port=port, seats_path=seats_path, seat_options=seat_options,
                 turn_timeout=turn_timeout, seed=seed, variant=variant, out_dir=out_dir, model=model,
                 connect_timeout=connect_timeout, announce=_announce, allow_hosts=allow_hosts, limits=limits,
                 world_backend=backend, world_options=options or None, linger=max(0.0, linger),
-                stream_after=stream_after))
+                stream_after=stream_after, on_end=ended.append_and_tell))
         except (TaskError, ValueError, KeyError, WorldUnavailable) as exc:
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt:
+            if ended.results:  # Ctrl-C while lingering: the episode is over and said so
+                click.echo("stopped: the server no longer answers", err=True)
+                return
             raise click.ClickException("interrupted: the episode folder holds everything recorded so far") from None
-        click.echo(f"{result.task_id}: success={result.success} psr={result.psr:.2f} end={result.end_reason} "
-                   f"rounds={result.rounds} actions={result.actions} refused={result.refused_calls}")
 
     @cli.command("mcp-stdio")
     @click.option("--url", required=True, help="The seat's MCP URL (from the seats file).")

@@ -7,43 +7,16 @@ team or a scripted policy) are listed too, without a token, so a reader of the f
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import BaseModel
+from ..core.play.seats import Seat, SeatsFile, read_seats_file
 
-
-class Seat(BaseModel):
-    agent_id: str  # the task's YAML key, e.g. "agent_1"
-    username: str  # the name other players see and transfer_items takes
-    role: str = ""  # one-line role summary from the task
-    player: str = "external"  # "external" (an MCP client) or the in-process framework playing it
-    url: str = ""  # the MCP endpoint (external seats)
-    token: str = ""  # bearer token (external seats)
-
-    @property
-    def external(self) -> bool:
-        return self.player == "external"
-
-
-class SeatsFile(BaseModel):
-    """The JSON written by ``agentworld serve --seats FILE``."""
-
-    task_id: str
-    url: str
-    turn_timeout_s: float
-    seats: list[Seat]
-
-    def seat(self, agent_id: str) -> Seat:
-        for s in self.seats:
-            if s.agent_id == agent_id:
-                return s
-        known = ", ".join(s.agent_id for s in self.seats)
-        raise KeyError(f"no seat {agent_id!r} in the seats file (seats: {known})")
+__all__ = ["Seat", "SeatsFile", "read_seats_file", "new_token", "make_seats", "parse_seat_options",
+           "write_seats_file", "default_seats_path"]
 
 
 def new_token() -> str:
@@ -124,14 +97,3 @@ def default_seats_path(task_id: str, seed: int) -> Path:
         raise ValueError(f"{base} is not a private folder of this user: pass --seats FILE to choose where the "
                          f"seats file (it holds the tokens) goes")
     return base / f"seats-{task_id}-s{seed}.json"
-
-
-def read_seats_file(path: str | Path) -> SeatsFile:
-    p = Path(path)
-    try:
-        return SeatsFile.model_validate(json.loads(p.read_text()))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"seats file {p} not found: start the server with `agentworld serve --task ID "
-                                f"--seats {p}`") from None
-    except (ValueError, json.JSONDecodeError) as exc:
-        raise ValueError(f"seats file {p} is not a valid seats file: {exc}") from None

@@ -295,6 +295,7 @@ class EpisodeMcpServer:
         self._tokens = {s.token: s.agent_id for s in self.seats}
         self.connected: set[str] = set()
         self._connected_changed = asyncio.Event()
+        self.told: set[str] = set()  # seats told how the episode ended (by a result or a read after the end)
         offered = set(getattr(episode, "tools", None) or TOOL_NAMES)  # the variant may have removed chat
         self.tools = tool_definitions([n for n in TOOL_NAMES if n in offered])
         self._uvicorn: uvicorn.Server | None = None
@@ -398,13 +399,14 @@ class EpisodeMcpServer:
             ev, self._connected_changed = self._connected_changed, asyncio.Event()
             ev.set()
 
-    async def wait_sessions_closed(self, timeout: float) -> int:
-        """After the episode: give clients up to ``timeout`` seconds to end their sessions (so they read their
-        last result and close cleanly instead of finding the server gone). Returns the sessions still open."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self._auth is not None and self._auth.sessions and loop.time() < deadline:
-            await asyncio.sleep(0.05)
+    async def linger(self, timeout: float) -> None:
+        """After the episode: keep answering for ``timeout`` seconds, whether or not a client holds a session
+        now: a client that connects anew for each call, or a seat that left long ago, calls or reads later
+        and is told how the episode ended (``told`` collects the seats that have been)."""
+        if timeout > 0:
+            await asyncio.sleep(timeout)
+
+    def open_sessions(self) -> int:
         return len(self._auth.sessions) if self._auth is not None else 0
 
     async def wait_connected(self, agent_ids: Iterable[str], timeout: float | None = None) -> set[str]:
@@ -433,15 +435,15 @@ class EpisodeMcpServer:
                                                      progress=progress)
         nxt = None
         if took is not None and self._shows_observation(agent):
-            nxt = await self.tracker.next_turn(agent, took, self.tracker.wait_timeout, progress)
-        return self._result(agent, result, lost, nxt, observation_data)
+            nxt = await self.tracker.next_turn(agent, took, self.tracker.wait_timeout, progress, gone)
+        return self._result(agent, result, lost, nxt, observation_data, executed=took is not None)
 
     def _shows_observation(self, agent: str) -> bool:
         external = self.seat(agent).external
         return external if self.observation_in_results is None else self.observation_in_results
 
     def _result(self, agent: str, result: ToolResult, lost: int, nxt: Any = None,
-                observation_data: bool = False) -> types.CallToolResult:
+                observation_data: bool = False, executed: bool = True) -> types.CallToolResult:
         text = result.text or ("ok" if result.ok else "failed")
         if not result.ok and result.error:
             text = f"[{result.error}] {text}"
@@ -449,11 +451,15 @@ class EpisodeMcpServer:
         if lost and shows:
             text += (f"\n(Note: you lost {lost} turn(s) before this call: no call arrived within the "
                      f"{self.turn_timeout:g} s turn timeout.)")
-        structured: dict[str, Any] = {"ok": result.ok, "error": result.error, "result": result.text}
+        # executed: the call took a turn (false for a call that waited in vain, was refused before the gate,
+        # or came after the end): a client may send one that was not executed again, it cannot run twice
+        structured: dict[str, Any] = {"ok": result.ok, "error": result.error, "result": result.text,
+                                      "executed": executed}
         if shows:
             outcome = self.tracker.outcome if self.tracker.finished else None
             if outcome is not None:
                 text += f"\n\nThe episode is over: {outcome.text()}."
+                self.told.add(agent)
             # the observation as data only when asked for: it is twice the text's size, and a client's
             # JSON-RPC parsing of it (the SDK's message union, tried member by member) costs the chain of
             # calls more than all the rest of a result
@@ -511,7 +517,10 @@ class EpisodeMcpServer:
             state = self.tracker.whose_turn()
             state["you"] = agent
             state["your_turn"] = state.get("agent_id") == agent and not state.get("call_made", False)
+            state["active"] = self.tracker.is_active(agent) and not self.tracker.finished
             state["episode"] = self.episode_state()
+            if self.tracker.finished:
+                self.told.add(agent)
             if state["your_turn"] and (turn := self.tracker.turns.get(agent)) is not None:
                 # the observation of the open turn, as data (the first move of a client needs it)
                 state["observation"] = turn.observation.model_dump(mode="json", exclude_none=True)
@@ -524,8 +533,19 @@ class EpisodeMcpServer:
             obs = self.observation(agent)
             if obs is None:
                 return "The episode has not started yet: no observation."
-            return obs.render_text()
+            return self.standing(agent) + obs.render_text()
         return self.brief(agent)
+
+    def standing(self, agent: str) -> str:
+        """The line an observation read starts with once the seat can no longer act: how the episode ended,
+        or that the seat has left while it runs (empty while the seat plays)."""
+        if self.tracker.finished:
+            self.told.add(agent)
+            outcome = self.tracker.outcome
+            return f"The episode is over: {outcome.text() if outcome else self.tracker.finished}.\n\n"
+        if not self.tracker.is_active(agent):
+            return self.tracker.left_text(agent, call=False) + "\n\n"
+        return ""
 
     def brief(self, agent: str) -> str:
         turn = self.tracker.turns.get(agent)

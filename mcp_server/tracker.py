@@ -12,11 +12,15 @@ Rules, in the order they are applied to a call of agent A:
 2. A's open turn was already taken by a call: refused as a second call (the gate records it).
 3. The call arrived before A's previous call had finished, or while that call's result still waits for A's
    next turn (an external seat's result is sent when that turn opens): it was sent without that call's
-   result, so it belongs to that turn and is refused as a second call.
+   result, so it belongs to that turn and is refused as a second call. (A result whose client has gone
+   away waits for nobody: the wait ends, and the next call is a call of its own.)
 4. Another call of A is still waiting for A's turn: that older call is abandoned (its client timed out, or
    sent a newer call instead); it is answered "not executed" and the new call waits in its place.
 5. Otherwise the call waits until A's turn opens, then claims it, unless its client disconnected or
    cancelled the request first (then it is dropped, never executed).
+6. A has left the episode (``complete``, death, out of action steps) while it still runs: the call waits
+   for the end (bounded like any wait) and is answered ``not_active`` with how the episode ended, so a
+   seat that left learns the outcome by calling again; never executed.
 """
 
 from __future__ import annotations
@@ -276,9 +280,12 @@ class TurnTracker:
             cur = self.current
             if cur is not None and cur.agent_id == agent_id and cur.serial >= target:
                 break
-            if not self.is_active(agent_id):
-                return ToolResult.fail("not_active", "You have left the episode (completed, dead or out of "
-                                                     "action steps); you cannot act any more."), 0, None
+            if not self.is_active(agent_id):  # rule 6: wait for the end, to tell how the episode ended
+                if time.monotonic() >= deadline:
+                    return ToolResult.fail("not_active", self.left_text(agent_id)), 0, None
+                await self._wait_change(agent_id, deadline, extra, progress, started,
+                                        lambda: "you have left the episode: waiting for it to end")
+                continue
             if self.serials.get(agent_id, 0) > target:  # our turn went by before this task woke up
                 target = self.serials[agent_id] + 1
             if time.monotonic() >= deadline:
@@ -298,10 +305,11 @@ class TurnTracker:
         cur.result = result
         return result, lost, cur
 
-    async def next_turn(self, agent_id: str, after: OpenTurn, timeout: float, progress: Progress | None = None) -> Any:
+    async def next_turn(self, agent_id: str, after: OpenTurn, timeout: float, progress: Progress | None = None,
+                        gone: Flag | None = None) -> Any:
         """After ``after`` (a turn this agent's call took): wait until the agent's next turn opens and return
-        its Turn (the observation the episode built for it), or None when the agent left, the episode ended
-        or ``timeout`` passed first."""
+        its Turn (the observation the episode built for it), or None when the agent left, the episode ended,
+        ``timeout`` passed or the client went away (``gone``: nobody waits for the result) first."""
         started = time.monotonic()
         deadline = started + timeout
         self.answering[agent_id] = self.answering.get(agent_id, 0) + 1
@@ -312,9 +320,9 @@ class TurnTracker:
                     return None
                 if cur is not None and cur.agent_id == agent_id and cur.serial > after.serial:
                     return self.turns.get(agent_id)
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or (gone is not None and gone.is_set()):
                     return None
-                await self._wait_change(agent_id, deadline, [], progress, started,
+                await self._wait_change(agent_id, deadline, [gone] if gone is not None else [], progress, started,
                                         lambda: self._waiting_text(agent_id, next_turn=True))
         finally:
             self.answering[agent_id] -= 1
@@ -322,6 +330,16 @@ class TurnTracker:
     def over(self) -> ToolResult:
         how = f" ({self.outcome.text()})" if self.outcome is not None else ""
         return ToolResult.fail("refused", f"The episode is over{how}; no more actions. Your call was not executed.")
+
+    def left_text(self, agent_id: str, call: bool = True) -> str:
+        """What an agent that has left is told while the episode still runs (by a call: ``call``, or a read)."""
+        cur = self.current
+        now = f"it is {self.username(cur.agent_id)}'s turn, round {cur.round}" if cur else "between turns"
+        text = (f"You have left the episode (completed, dead or out of action steps); you cannot act any more. "
+                f"The episode is still running ({now}).")
+        if call:
+            return text + " Your call was not executed; call again (it waits for the end) to learn how it ends."
+        return text + " Read agentworld://turn, or call any tool (it waits for the end), to learn how it ends."
 
     @staticmethod
     def _not_executed(why: str) -> ToolResult:

@@ -129,7 +129,8 @@ async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
     assert first.structuredContent["observation"]["username"] == "alice"
     second = outputs["agent_2"][0]
     assert "--- Your observation now ---" in second.content[0].text and "observation" not in second.structuredContent
-    assert set(second.structuredContent) == {"ok", "error", "result", "turn", "episode", "active"}
+    assert set(second.structuredContent) == {"ok", "error", "result", "executed", "turn", "episode", "active"}
+    assert second.structuredContent["executed"] is True
     # the recorded trajectory is on disk like any other run
     events = read_events(tmp_path / "ep" / "trajectory.jsonl")
     assert events[0].type == "start" and events[-1].type == "end"
@@ -327,7 +328,7 @@ async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp
 
     client = asyncio.create_task(players())
     result = await serve_episode(relay_task(), seat_options=("agent_2=oracle",), turn_timeout=5, out_dir=str(tmp_path / "ep"),
-                                 world=EmbeddedWorld(fixture_world(), seed=0), announce=announce)
+                                 world=EmbeddedWorld(fixture_world(), seed=0), announce=announce, linger=0)
     await client
     assert result.success and result.framework == "mcp"
     seats_path = announced.result()
@@ -351,7 +352,7 @@ async def test_serve_seats_the_agents_of_the_variant(tmp_path):
                             out_dir=str(tmp_path / "na"), world=EmbeddedWorld(fixture_world(), seed=0))
     task = parse_task(solo_relay, "mcp_relay.yaml", "mcp_relay")
     result = await serve_episode(task, seat_options=("agent_1=idle",), variant="single_agent",
-                                 turn_timeout=5, connect_timeout=1, out_dir=str(tmp_path / "ep"),
+                                 turn_timeout=5, connect_timeout=1, out_dir=str(tmp_path / "ep"), linger=0,
                                  world=EmbeddedWorld(fixture_world(), seed=0),
                                  announce=lambda server, path: announced.append([s.agent_id for s in server.seats]))
     assert announced == [["agent_1"]]

@@ -1,0 +1,553 @@
+"""``agentworld seat brief|look|call``: play one seat of a running ``agentworld serve`` from a shell.
+
+Each command is one short MCP session (the MCP SDK's ``ClientSession`` over streamable HTTP, the seat's
+bearer token in ``Authorization``), so a person, a script or a command-line LLM agent plays a seat with
+nothing but the seats file and an agent id:
+
+- ``brief``: the agent's brief (the system prompt an in-process agent gets: role, objective, rules), its
+  tools with their arguments, and how to play with these commands;
+- ``look``: waits until it is the agent's turn (or the episode is over) and prints the observation;
+- ``call TOOL [JSON | KEY=VALUE ...]``: makes the turn's one call and prints its outcome and the observation
+  of the agent's next turn (the server answers when that turn opens).
+
+How a call is kept safe: the server makes an early call wait for its turn, at most its wait bound; a call
+that waited in vain is answered with ``executed: false`` (``[timeout]``), and this client sends it again, which
+cannot run it twice. A seat that has left (``complete``, death, out of actions) is told how the episode ended
+once it ends. Ctrl-C closes the connection: the server drops a call that still waits, so it never runs.
+
+Output: plain text (for scripts and LLM agents in a shell), ``--json`` (one object per command), a rich
+layout when stdout is a terminal. Exit status: 0 it is your turn (or the brief was printed), 3 the episode
+is over (the outcome is printed), 1 an error (one line on stderr), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+from ..hookspecs import hookimpl
+
+OBSERVATION_MARK = "\n\n--- Your observation now ---\n"  # how the server appends the observation to a result
+READ_TIMEOUT_S = 600.0  # longer than the server's wait bound (at most 240 s): it answers before this
+POLL_S = (0.05, 1.0)  # a waiting `look` reads agentworld://turn from every 50 ms to every second
+EPISODE_OVER = 3  # exit status once the episode is over
+RESOURCES = ("agentworld://brief", "agentworld://observation", "agentworld://turn")
+
+
+class SeatError(click.ClickException):
+    """A one-line error for the player (exit status 1): what is wrong, with which argument, and the fix."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"agentworld seat: {self.message}", err=True)
+
+
+@dataclass
+class Target:
+    """The seat to play: where the server is, the token, and how the player named it (for the hints)."""
+
+    url: str
+    token: str
+    agent: str = ""  # agent id, when known before connecting (from the seats file)
+    username: str = ""
+    how: str = ""  # the connection options to repeat in hints, without the token itself
+
+
+@dataclass
+class Printer:
+    """Where output goes: one JSON object (``--json``), a rich layout (a terminal) or plain text."""
+
+    as_json: bool
+    rich: bool = field(default_factory=lambda: sys.stdout.isatty())
+
+    def text(self, body: str, title: str = "", style: str = "", plain_head: str = "") -> None:
+        """``body`` in a panel titled ``title`` in a terminal; else after the line ``plain_head`` (if any)."""
+        if self.rich:
+            from rich.console import Console
+            from rich.panel import Panel
+            from rich.text import Text
+
+            Console().print(Panel(Text(body), title=title or None, title_align="left", border_style=style or "none"))
+        else:
+            click.echo(f"{plain_head}\n{body}" if plain_head else body)
+
+    def hint(self, line: str) -> None:
+        if self.rich:
+            from rich.console import Console
+
+            Console().print(line, style="bold", markup=False, highlight=False, soft_wrap=True)
+        else:
+            click.echo(line)
+
+    def data(self, obj: dict[str, Any]) -> None:
+        click.echo(json.dumps(obj, ensure_ascii=False))
+
+
+# -- finding the seat ---------------------------------------------------------------------------------------
+def resolve(seats: str | None, agent: str | None, url: str | None, token: str | None) -> Target:
+    """The seat from ``--seats FILE --agent ID`` or ``--url URL --token TOKEN``; errors name the fix."""
+    if url:
+        if not token:
+            raise SeatError("--url needs the seat's token: --token TOKEN or env AGENTWORLD_TOKEN (from the seats file)")
+        shown = f"--url {url}" + ("" if os.environ.get("AGENTWORLD_TOKEN") == token else " --token TOKEN")
+        return Target(url=url, token=token, how=shown)
+    if not seats:
+        raise SeatError("which seat? give --seats FILE --agent ID (the seats file `agentworld serve` wrote), or "
+                        "--url URL --token TOKEN")
+    from ..play.seats import read_seats_file
+
+    try:
+        seats_file = read_seats_file(seats)
+    except FileNotFoundError:
+        raise SeatError(f"--seats {seats}: no such file; give the seats file `agentworld serve --seats FILE` "
+                        f"wrote (it prints where)") from None
+    except (ValueError, OSError) as exc:
+        raise SeatError(f"--seats {seats}: {exc}") from None
+    everyone = ", ".join(f"{s.agent_id} ({s.username}{'' if s.external else ', played by ' + s.player})"
+                         for s in seats_file.seats)
+    if not agent:
+        raise SeatError(f"--agent is missing: which seat of {seats} do you play? Seats: {everyone}")
+    seat = seats_file.find(agent)
+    if seat is None:
+        raise SeatError(f"--agent {agent}: no such seat in {seats}; seats: {everyone}")
+    if not seat.external or not seat.token:
+        mine = ", ".join(s.agent_id for s in seats_file.seats if s.external) or "none"
+        raise SeatError(f"--agent {agent}: that seat is played in process by {seat.player}, not from outside; "
+                        f"external seats: {mine}")
+    shown = ("" if os.environ.get("AGENTWORLD_SEATS") == seats else f" --seats {seats}") + \
+            ("" if os.environ.get("AGENTWORLD_AGENT") == agent else f" --agent {agent}")
+    return Target(url=seat.url or seats_file.url, token=seat.token, agent=seat.agent_id, username=seat.username,
+                  how=shown.strip())
+
+
+def with_observation_data(url: str) -> str:
+    """The endpoint URL asking for every result's observation as data too (``?observation=data``)."""
+    parts = urlsplit(url)
+    query = "&".join(q for q in parts.query.split("&") if q and not q.startswith("observation="))
+    return urlunsplit(parts._replace(query=(query + "&" if query else "") + "observation=data"))
+
+
+# -- talking to the server ----------------------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def open_session(target: Target, data: bool) -> AsyncIterator[Any]:
+    """An initialized MCP ``ClientSession`` of the seat (closed, and its server session ended, on exit)."""
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {target.token}"},
+                             timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S))
+    url = with_observation_data(target.url) if data else target.url
+    async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def read_text(session: Any, uri: str) -> str:
+    from mcp import types
+
+    result = await session.read_resource(uri)  # type: ignore[arg-type]
+    return "".join(c.text for c in result.contents if isinstance(c, types.TextResourceContents))
+
+
+async def read_turn(session: Any) -> dict[str, Any]:
+    return json.loads(await read_text(session, "agentworld://turn"))
+
+
+async def wait_for_turn(session: Any, max_wait: float | None, status: Any) -> dict[str, Any]:
+    """Read ``agentworld://turn`` until it is the seat's turn or the episode is over (a seat that has left
+    waits for the end), or ``max_wait`` seconds pass; returns the last state read."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    delay = POLL_S[0]
+    while True:
+        state = await read_turn(session)
+        if state.get("your_turn") or state.get("episode", {}).get("over"):
+            return state
+        if max_wait is not None and loop.time() - started >= max_wait:
+            return state
+        status(waiting_text(state))
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, POLL_S[1])
+
+
+def waiting_text(state: dict[str, Any]) -> str:
+    if state.get("active") is False:
+        return "you have left the episode: waiting for it to end"
+    if state.get("agent_id"):
+        return f"waiting for your turn: it is {state.get('username')}'s turn (round {state.get('round')})"
+    return "waiting for the episode to start (every external seat must connect)"
+
+
+def split_result(text: str) -> tuple[str, str]:
+    """A result's text as (outcome, observation): the server appends the observation after a marker."""
+    outcome, _, observation = text.partition(OBSERVATION_MARK)
+    return outcome, observation
+
+
+def describe_error(exc: BaseException, target: Target) -> str:
+    """One line for whatever the MCP client raised (anyio wraps errors in exception groups)."""
+    import httpx
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, httpx.HTTPStatusError):
+        code = exc.response.status_code  # (the body of a streamed response is not read here)
+        if code == 401:
+            return ("the server refused the token (HTTP 401); tokens are new at every `agentworld serve` start: use "
+                    "the seats file it wrote this time")
+        if code == 429:
+            return ("this seat already holds the most MCP sessions the server allows (HTTP 429): wait until another "
+                    "command of this seat has finished")
+        return f"the server at {target.url} answered HTTP {code} {exc.response.reason_phrase}"
+    if isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, ConnectionError)):
+        return (f"cannot reach the server at {target.url}: it is not running (`agentworld serve` stops "
+                f"--linger seconds after the episode ends; its result.json has the outcome) or the URL is wrong")
+    if isinstance(exc, httpx.TimeoutException):
+        return f"the server at {target.url} did not answer in time ({type(exc).__name__}); try again"
+    from mcp.shared.exceptions import McpError
+
+    if isinstance(exc, McpError):
+        return f"the server refused the request: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run(target: Target, work: Any) -> Any:
+    """Run one command's session; any failure of the connection is one line naming the fix."""
+
+    async def main() -> Any:
+        return await work()
+
+    try:
+        return asyncio.run(main())
+    except click.ClickException:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the SDK's task groups wrap what went wrong
+        inner = exc
+        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+            inner = inner.exceptions[0]
+        if isinstance(inner, click.ClickException):
+            raise inner from None
+        if isinstance(inner, (KeyboardInterrupt, SystemExit)):
+            raise inner from None
+        raise SeatError(describe_error(exc, target)) from None
+
+
+class Status:
+    """A one-line "waiting ..." status: a spinner in a terminal, nothing in a pipe (plain output stays the
+    observation alone)."""
+
+    def __init__(self, printer: Printer):
+        self.live = None
+        if printer.rich and not printer.as_json:
+            from rich.console import Console
+
+            self.live = Console(stderr=True).status("connecting ...")
+            self.live.start()
+
+    def __call__(self, text: str) -> None:
+        if self.live is not None:
+            self.live.update(text + "  (Ctrl-C to stop)")
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+# -- the commands --------------------------------------------------------------------------------------------
+def seat_options(fn: Any) -> Any:
+    fn = click.option("--json", "as_json", is_flag=True, help="One JSON object for programs.")(fn)
+    fn = click.option("--token", envvar="AGENTWORLD_TOKEN", default=None,
+                      help="The seat's bearer token, with --url (or env AGENTWORLD_TOKEN).")(fn)
+    fn = click.option("--url", envvar="AGENTWORLD_URL", default=None,
+                      help="The server's MCP URL, instead of --seats (or env AGENTWORLD_URL).")(fn)
+    fn = click.option("--agent", envvar="AGENTWORLD_AGENT", default=None,
+                      help="Your seat: its agent id or username (or env AGENTWORLD_AGENT).")(fn)
+    fn = click.option("--seats", envvar="AGENTWORLD_SEATS", default=None, metavar="FILE",
+                      help="The seats file `agentworld serve` wrote (or env AGENTWORLD_SEATS).")(fn)
+    return fn
+
+
+@click.group("seat")
+def seat_group() -> None:
+    """Play one seat of a running `agentworld serve` from a shell: brief, look, call.
+
+    \b
+      agentworld seat brief --seats seats.json --agent agent_1
+      agentworld seat look  --seats seats.json --agent agent_1
+      agentworld seat call move_character '{"x": 450, "y": 397}' --seats seats.json --agent agent_1
+    """
+
+
+def tool_signature(tool: Any) -> str:
+    """``name(arg: type, opt: type = default)`` from a listed tool's JSON schema."""
+    schema = tool.inputSchema or {}
+    required = set(schema.get("required", []))
+    args = []
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type", "any") if "enum" not in prop else "|".join(map(str, prop["enum"]))
+        if name in required:
+            args.append(f"{name}: {kind}")
+        else:
+            args.append(f"{name}: {kind} = {json.dumps(prop['default'])}" if "default" in prop else
+                        f"{name}: {kind} (optional)")
+    return f"{tool.name}({', '.join(args)})"
+
+
+def tool_lines(tools: list[Any]) -> str:
+    lines = []
+    for t in tools:
+        lines.append(f"- {tool_signature(t)}: {t.description}")
+        for name, prop in ((t.inputSchema or {}).get("properties") or {}).items():
+            if prop.get("description"):
+                lines.append(f"    {name}: {prop['description']}")
+    return "\n".join(lines)
+
+
+def how_to_play(target: Target) -> str:
+    how = f" {target.how}" if target.how else ""
+    return "\n".join([
+        "# How to play from this shell",
+        f"- See your observation (waits until it is your turn): agentworld seat look{how}",
+        f"- Make your turn's one call: agentworld seat call TOOL '{{\"arg\": value}}'{how}",
+        f"  e.g. agentworld seat call move_character '{{\"x\": 450, \"y\": 397}}'{how}",
+        "  (arguments may also be given as KEY=VALUE words: move_character x=450 y=397)",
+        "- A call made before your turn waits for it. It prints what happened and then your observation at your "
+        "next turn, so you can decide and call again at once; you need `look` only for your first turn.",
+        "- A call the game refuses (wrong arguments, too far away ...) still uses your turn; this command only "
+        "checks the tool's name and the JSON before sending. To wait, call sleep.",
+        "- When the episode ends, any command tells you how it ended (exit status 3).",
+    ])
+
+
+@seat_group.command("brief")
+@seat_options
+def brief_cmd(seats: str | None, agent: str | None, url: str | None, token: str | None, as_json: bool) -> None:
+    """Print your brief: role, objective, rules, your tools and their arguments, how to play."""
+    target = resolve(seats, agent, url, token)
+    printer = Printer(as_json)
+
+    async def work() -> dict[str, Any]:
+        async with open_session(target, data=False) as session:
+            brief = await read_text(session, "agentworld://brief")
+            tools = (await session.list_tools()).tools
+            state = await read_turn(session)
+        return {"agent_id": state.get("you") or target.agent, "brief": brief, "tools": tools, "state": state}
+
+    got = run(target, work)
+    if as_json:
+        printer.data({"agent_id": got["agent_id"], "brief": got["brief"],
+                      "tools": [{"name": t.name, "description": t.description, "inputSchema": t.inputSchema}
+                                for t in got["tools"]],
+                      "how_to_play": how_to_play(target), "episode": got["state"].get("episode")})
+        return
+    body = (got["brief"].rstrip() + "\n\n# Your tools (one call per turn)\n" + tool_lines(got["tools"]) + "\n\n"
+            + how_to_play(target))
+    printer.text(body, title=f"Brief of {got['agent_id']}")
+
+
+@seat_group.command("look")
+@click.option("--max-wait", type=float, default=None, metavar="SECONDS",
+              help="Give up waiting for your turn after this many seconds (exit status 4) [default: wait].")
+@seat_options
+def look_cmd(max_wait: float | None, seats: str | None, agent: str | None, url: str | None, token: str | None,
+             as_json: bool) -> None:
+    """Wait for your turn, then print your observation (reading it never uses a turn)."""
+    if max_wait is not None and max_wait < 0:
+        raise click.BadParameter("must be >= 0 seconds", param_hint="--max-wait")
+    target = resolve(seats, agent, url, token)
+    printer = Printer(as_json)
+    status = Status(printer)
+
+    async def work() -> dict[str, Any]:
+        async with open_session(target, data=as_json) as session:
+            state = await wait_for_turn(session, max_wait, status)
+            return {"state": state, "observation": await read_text(session, "agentworld://observation")}
+
+    try:
+        got = run(target, work)
+    finally:
+        status.stop()
+    state = got["state"]
+    over = bool(state.get("episode", {}).get("over"))
+    if as_json:
+        printer.data({"agent_id": state.get("you") or target.agent, "your_turn": bool(state.get("your_turn")),
+                      "active": state.get("active"), "round": state.get("round"), "episode": state.get("episode"),
+                      "observation_text": got["observation"], "observation": state.get("observation")})
+    else:
+        printer.text(got["observation"], title=title_of(state, target), style="red" if over else "")
+        printer.hint(next_step(state, target))
+    sys.exit(exit_status(state))
+
+
+def title_of(state: dict[str, Any], target: Target) -> str:
+    who = target.username or state.get("you") or target.agent
+    if state.get("episode", {}).get("over"):
+        return f"{who}: the episode is over"
+    if state.get("your_turn"):
+        return f"{who}: your turn (round {state.get('round')})"
+    return f"{who}: not your turn"
+
+
+def next_step(state: dict[str, Any], target: Target) -> str:
+    how = f" {target.how}" if target.how else ""
+    episode = state.get("episode", {})
+    if episode.get("over"):
+        return "The episode is over; there is nothing more to play."
+    if state.get("your_turn"):
+        return f"Your turn: agentworld seat call TOOL '{{...}}'{how}"
+    return (f"Not your turn yet ({waiting_text(state)}). Run agentworld seat look{how} again to wait, or make "
+            f"your call now: it waits for your turn.")
+
+
+def exit_status(state: dict[str, Any]) -> int:
+    if state.get("episode", {}).get("over"):
+        return EPISODE_OVER
+    return 0 if state.get("your_turn") else 4
+
+
+@seat_group.command("call", context_settings={"ignore_unknown_options": False})
+@click.argument("tool")
+@click.argument("arguments", nargs=-1)
+@seat_options
+def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: str | None, url: str | None,
+             token: str | None, as_json: bool) -> None:
+    """Make your turn's call: TOOL with a JSON object '{"x": 1}' (or KEY=VALUE words); prints the outcome and
+    your next observation."""
+    target = resolve(seats, agent, url, token)
+    args_text = arguments
+    printer = Printer(as_json)
+    status = Status(printer)
+    progress: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+        status(message or "waiting")
+
+    async def work() -> dict[str, Any]:
+        async with open_session(target, data=as_json) as session:
+            tools = (await session.list_tools()).tools
+            spec = next((t for t in tools if t.name == tool), None)
+            if spec is None:
+                raise SeatError(unknown_tool(tool, [t.name for t in tools]))
+            args = parse_arguments(args_text, spec)
+            me = target.agent or (await read_turn(session)).get("you")
+            status(f"calling {tool} (it waits for your turn)")
+            while True:
+                result = await session.call_tool(tool, args, progress_callback=on_progress)
+                data = result.structuredContent or {}
+                retry = (not data.get("executed", True) and data.get("error") in ("timeout", "not_active")
+                         and not data.get("episode", {}).get("over"))
+                if not retry:  # not executed: the server's wait bound passed first; calling again is safe
+                    break
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            outcome, observation = split_result(text)
+            turn = data.get("turn") or {}
+            if data.get("episode", {}).get("over"):  # the result tells the outcome and the last observation
+                state = {**turn, "you": me, "active": False, "episode": data.get("episode")}
+            elif data.get("active") is not False and turn.get("agent_id") == me and not turn.get("call_made"):
+                # the usual case: the result came when the seat's next turn opened, with its observation
+                state = {**turn, "your_turn": True, "you": me, "active": True, "episode": data.get("episode")}
+            else:
+                # over, or the result came without the next turn's observation (the seat left, or the server's
+                # bound passed before the turn opened): wait for the turn or for the end, and show it
+                status(waiting_text({"active": data.get("active")}))
+                state = await wait_for_turn(session, None, status)
+                observation = await read_text(session, "agentworld://observation")
+            return {"args": args, "data": data, "outcome": outcome, "observation": observation, "state": state,
+                    "is_error": bool(result.isError)}
+
+    try:
+        got = run(target, work)
+    except KeyboardInterrupt:
+        status.stop()
+        executed = any(p.startswith("waiting for your next turn") for p in progress)
+        click.echo("agentworld seat: interrupted: " + (
+            "your call was executed; its result waits for your next turn: run `agentworld seat look` to see it"
+            if executed else "your call was abandoned and will not run (run `agentworld seat look` to see your "
+                             "turn)"), err=True)
+        sys.exit(130)
+    finally:
+        status.stop()
+    data, state = got["data"], got["state"]
+    if as_json:
+        printer.data({"agent_id": state.get("you") or target.agent, "tool": tool, "arguments": got["args"],
+                      "executed": data.get("executed"), "ok": data.get("ok"), "error": data.get("error"),
+                      "result": data.get("result"), "outcome_text": got["outcome"], "active": data.get("active"),
+                      "your_turn": bool(state.get("your_turn")), "round": state.get("round"),
+                      "episode": state.get("episode"), "observation_text": got["observation"],
+                      "observation": data.get("observation") or state.get("observation")})
+    else:
+        printer.text(got["outcome"], title=f"{tool}: {'failed' if got['is_error'] else 'done'}",
+                     style="red" if got["is_error"] else "green")
+        if got["observation"]:  # plain: as the MCP result's text has it
+            printer.text(got["observation"], title=title_of(state, target), plain_head=OBSERVATION_MARK[1:-1])
+        printer.hint(next_step(state, target))
+    sys.exit(exit_status(state))
+
+
+def unknown_tool(name: str, tools: list[str]) -> str:
+    near = difflib.get_close_matches(name, tools, n=1)
+    maybe = f"did you mean {near[0]}? " if near else ""
+    return f"TOOL {name!r}: no such tool for this seat; {maybe}tools: {', '.join(tools)} (nothing was sent)"
+
+
+ARGS_HELP = ("give one JSON object in single quotes, e.g. '{\"x\": 450, \"y\": 397}', or KEY=VALUE words, e.g. "
+             "x=450 y=397")
+
+
+def parse_arguments(words: tuple[str, ...], tool: Any) -> dict[str, Any]:
+    """The call's arguments: one JSON object, or KEY=VALUE words typed by the tool's schema (a value that
+    does not fit its type is sent as written: the server then refuses it as the game would)."""
+    if not words:
+        return {}
+    if len(words) == 1 and words[0].lstrip().startswith(("{", "[")):
+        try:
+            value = json.loads(words[0])
+        except json.JSONDecodeError as exc:
+            raise SeatError(f"ARGUMENTS {words[0][:60]!r}: not valid JSON ({exc.msg} at character {exc.pos}); "
+                            f"{ARGS_HELP} (nothing was sent)") from None
+        if not isinstance(value, dict):
+            raise SeatError(f"ARGUMENTS: must be a JSON object {{...}}, got a {type(value).__name__}; {ARGS_HELP} "
+                            f"(nothing was sent)")
+        return value
+    props = (tool.inputSchema or {}).get("properties") or {}
+    out: dict[str, Any] = {}
+    for word in words:
+        key, sep, raw = word.partition("=")
+        if not sep or not key:
+            raise SeatError(f"ARGUMENTS {word!r}: expected KEY=VALUE or one JSON object; {ARGS_HELP} (nothing was "
+                            f"sent)")
+        out[key] = typed(raw, (props.get(key) or {}).get("type"))
+    return out
+
+
+def typed(raw: str, kind: str | None) -> Any:
+    if kind == "string":
+        return raw
+    if kind == "integer":
+        with contextlib.suppress(ValueError):
+            return int(raw)
+    if kind == "boolean" and raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    if kind != "string":
+        with contextlib.suppress(json.JSONDecodeError):
+            return json.loads(raw)
+    return raw
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    cli.add_command(seat_group)
