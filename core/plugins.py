@@ -44,6 +44,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.cli.tables",
     "agentworld.core.cli.augment",
     "agentworld.core.cli.replay",
+    "agentworld.core.cli.seat",
 )
 
 

@@ -22,7 +22,6 @@ is over (the outcome is printed), 1 an error (one line on stderr), 130 interrupt
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import json
@@ -166,6 +165,8 @@ async def read_turn(session: Any) -> dict[str, Any]:
 async def wait_for_turn(session: Any, max_wait: float | None, status: Any) -> dict[str, Any]:
     """Read ``agentworld://turn`` until it is the seat's turn or the episode is over (a seat that has left
     waits for the end), or ``max_wait`` seconds pass; returns the last state read."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     started = loop.time()
     delay = POLL_S[0]
@@ -223,6 +224,8 @@ def describe_error(exc: BaseException, target: Target) -> str:
 
 def run(target: Target, work: Any) -> Any:
     """Run one command's session; any failure of the connection is one line naming the fix."""
+    import asyncio
+
 
     async def main() -> Any:
         return await work()
