@@ -48,6 +48,7 @@ from .transport import answer_when_ready, mcp_path_first
 
 MCP_PATH = "/mcp"
 MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
+SESSION_GRACE_S = 5.0  # after the linger, how long sessions still open get to end before the server stops
 
 
 class _QuietSessionClose(logging.Filter):
@@ -402,9 +403,15 @@ class EpisodeMcpServer:
     async def linger(self, timeout: float) -> None:
         """After the episode: keep answering for ``timeout`` seconds, whether or not a client holds a session
         now: a client that connects anew for each call, or a seat that left long ago, calls or reads later
-        and is told how the episode ended (``told`` collects the seats that have been)."""
+        and is told how the episode ended (``told`` collects the seats that have been). Then sessions still
+        open get up to SESSION_GRACE_S more to end (clients reading their last result close cleanly instead of
+        finding the server gone)."""
         if timeout > 0:
             await asyncio.sleep(timeout)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SESSION_GRACE_S
+        while self.open_sessions() and loop.time() < deadline:
+            await asyncio.sleep(0.05)
 
     def open_sessions(self) -> int:
         return len(self._auth.sessions) if self._auth is not None else 0

@@ -255,7 +255,7 @@ async def test_ctrl_c_abandons_a_waiting_call_which_never_runs(tmp_path):
             await asyncio.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         out, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 130 and "abandoned and will not run" in err.decode(), (out, err)
+        assert proc.returncode == 130 and "abandoned: a call still waiting for your turn never runs" in err.decode(), (out, err)
         while "agent_1" in server.tracker.waiting:  # the server drops it when the connection closes
             await asyncio.sleep(0.05)
         result = await ep.run()  # nobody plays: every turn times out, the abandoned call included

@@ -58,6 +58,7 @@ class Target:
     agent: str = ""  # agent id, when known before connecting (from the seats file)
     username: str = ""
     how: str = ""  # the connection options to repeat in hints, without the token itself
+    turn_timeout: float | None = None  # seconds a seat has to call once its turn opens (from the seats file)
 
 
 @dataclass
@@ -124,7 +125,7 @@ def resolve(seats: str | None, agent: str | None, url: str | None, token: str | 
     shown = ("" if os.environ.get("AGENTWORLD_SEATS") == seats else f" --seats {seats}") + \
             ("" if os.environ.get("AGENTWORLD_AGENT") == agent else f" --agent {agent}")
     return Target(url=seat.url or seats_file.url, token=seat.token, agent=seat.agent_id, username=seat.username,
-                  how=shown.strip())
+                  how=shown.strip(), turn_timeout=seats_file.turn_timeout_s)
 
 
 def with_observation_data(url: str) -> str:
@@ -199,8 +200,6 @@ def describe_error(exc: BaseException, target: Target) -> str:
     """One line for whatever the MCP client raised (anyio wraps errors in exception groups)."""
     import httpx
 
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
     if isinstance(exc, httpx.HTTPStatusError):
         code = exc.response.status_code  # (the body of a streamed response is not read here)
         if code == 401:
@@ -225,26 +224,51 @@ def describe_error(exc: BaseException, target: Target) -> str:
 def run(target: Target, work: Any) -> Any:
     """Run one command's session; any failure of the connection is one line naming the fix."""
     import asyncio
+    import signal
 
+    # Ctrl-C abandons a waiting call, also in a process started where SIGINT was ignored (a background job
+    # of a shell, a test runner): asyncio.run turns it into cancelling the call, which closes the connection
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     async def main() -> Any:
-        return await work()
+        try:
+            return await work()
+        except BaseException:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # Ctrl-C, whatever the closing session raised meanwhile
+                raise KeyboardInterrupt from None  # (the server answers a call cut off by its session's end 500)
+            raise
 
     try:
         return asyncio.run(main())
-    except click.ClickException:
+    except (click.ClickException, KeyboardInterrupt):
         raise
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # the SDK's task groups wrap what went wrong
+    except BaseException as exc:  # the SDK's task groups wrap what went wrong in exception groups
         inner = exc
         while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
             inner = inner.exceptions[0]
-        if isinstance(inner, click.ClickException):
+        if isinstance(inner, (click.ClickException, KeyboardInterrupt, SystemExit)):
             raise inner from None
-        if isinstance(inner, (KeyboardInterrupt, SystemExit)):
-            raise inner from None
-        raise SeatError(describe_error(exc, target)) from None
+        raise SeatError(describe_error(inner, target)) from None
+
+
+def interruptible(command: Any) -> Any:
+    """``command()``; Ctrl-C ends it with one line and exit status 130 (reads change nothing in the game)."""
+    try:
+        return command()
+    except KeyboardInterrupt:
+        click.echo("agentworld seat: interrupted (nothing was sent to the game)", err=True)
+        sys.exit(130)
+
+
+@contextlib.contextmanager
+def reader_may_leave() -> Any:
+    """Printing, where a reader that stopped reading (``| head``) is no error and no traceback."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python would complain at exit
 
 
 class Status:
@@ -329,6 +353,9 @@ def how_to_play(target: Target) -> str:
         "  (arguments may also be given as KEY=VALUE words: move_character x=450 y=397)",
         "- A call made before your turn waits for it. It prints what happened and then your observation at your "
         "next turn, so you can decide and call again at once; you need `look` only for your first turn.",
+        f"- Once your turn opens you have {target.turn_timeout:g} s to make your call; after that the turn is lost."
+        if target.turn_timeout else "- Once your turn opens, call soon: the server's turn timeout loses a turn "
+                                    "nobody calls in.",
         "- A call the game refuses (wrong arguments, too far away ...) still uses your turn; this command only "
         "checks the tool's name and the JSON before sending. To wait, call sleep.",
         "- When the episode ends, any command tells you how it ended (exit status 3).",
@@ -349,8 +376,13 @@ def brief_cmd(seats: str | None, agent: str | None, url: str | None, token: str 
             state = await read_turn(session)
         return {"agent_id": state.get("you") or target.agent, "brief": brief, "tools": tools, "state": state}
 
-    got = run(target, work)
-    if as_json:
+    got = interruptible(lambda: run(target, work))
+    with reader_may_leave():
+        show_brief(printer, got, target)
+
+
+def show_brief(printer: Printer, got: dict[str, Any], target: Target) -> None:
+    if printer.as_json:
         printer.data({"agent_id": got["agent_id"], "brief": got["brief"],
                       "tools": [{"name": t.name, "description": t.description, "inputSchema": t.inputSchema}
                                 for t in got["tools"]],
@@ -380,19 +412,24 @@ def look_cmd(max_wait: float | None, seats: str | None, agent: str | None, url: 
             return {"state": state, "observation": await read_text(session, "agentworld://observation")}
 
     try:
-        got = run(target, work)
+        got = interruptible(lambda: run(target, work))
     finally:
         status.stop()
     state = got["state"]
     over = bool(state.get("episode", {}).get("over"))
-    if as_json:
+    with reader_may_leave():
+        show_look(printer, state, got["observation"], over, target)
+    sys.exit(exit_status(state))
+
+
+def show_look(printer: Printer, state: dict[str, Any], observation: str, over: bool, target: Target) -> None:
+    if printer.as_json:
         printer.data({"agent_id": state.get("you") or target.agent, "your_turn": bool(state.get("your_turn")),
                       "active": state.get("active"), "round": state.get("round"), "episode": state.get("episode"),
-                      "observation_text": got["observation"], "observation": state.get("observation")})
+                      "observation_text": observation, "observation": state.get("observation")})
     else:
-        printer.text(got["observation"], title=title_of(state, target), style="red" if over else "")
+        printer.text(observation, title=title_of(state, target), style="red" if over else "")
         printer.hint(next_step(state, target))
-    sys.exit(exit_status(state))
 
 
 def title_of(state: dict[str, Any], target: Target) -> str:
@@ -479,13 +516,20 @@ def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: st
         executed = any(p.startswith("waiting for your next turn") for p in progress)
         click.echo("agentworld seat: interrupted: " + (
             "your call was executed; its result waits for your next turn: run `agentworld seat look` to see it"
-            if executed else "your call was abandoned and will not run (run `agentworld seat look` to see your "
-                             "turn)"), err=True)
+            if executed else "your call was abandoned: a call still waiting for your turn never runs "
+                             "(`agentworld seat look` shows your turn and, as Last action, your last call)"),
+                   err=True)
         sys.exit(130)
     finally:
         status.stop()
+    with reader_may_leave():
+        show_call(printer, tool, got, target)
+    sys.exit(exit_status(got["state"]))
+
+
+def show_call(printer: Printer, tool: str, got: dict[str, Any], target: Target) -> None:
     data, state = got["data"], got["state"]
-    if as_json:
+    if printer.as_json:
         printer.data({"agent_id": state.get("you") or target.agent, "tool": tool, "arguments": got["args"],
                       "executed": data.get("executed"), "ok": data.get("ok"), "error": data.get("error"),
                       "result": data.get("result"), "outcome_text": got["outcome"], "active": data.get("active"),
@@ -498,7 +542,6 @@ def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: st
         if got["observation"]:  # plain: as the MCP result's text has it
             printer.text(got["observation"], title=title_of(state, target), plain_head=OBSERVATION_MARK[1:-1])
         printer.hint(next_step(state, target))
-    sys.exit(exit_status(state))
 
 
 def unknown_tool(name: str, tools: list[str]) -> str:
