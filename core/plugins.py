@@ -45,6 +45,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.core.cli.augment",
     "agentworld.core.cli.replay",
     "agentworld.core.cli.seat",
+    "agentworld.core.cli.fork",
 )
 
 
@@ -68,6 +69,7 @@ COMMAND_PLUGINS: dict[str, tuple[str, ...]] = {
     "agentworld.core.cli.augment": ("tasks",),
     "agentworld.core.cli.replay": ("replay", "bundle", "verify-bundle"),
     "agentworld.core.cli.seat": ("seat",),
+    "agentworld.core.cli.fork": ("fork",),
 }
 
 

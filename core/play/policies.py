@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .protocol import Team, Turn, TurnOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .history import TeamHistory
     from .view import ReferencePlan
 
 Decision = tuple[str, dict[str, Any]] | None
@@ -32,6 +33,10 @@ class Policy(ABC):
     @abstractmethod
     def decide(self, turn: Turn) -> Decision:
         """The one tool call for this turn, as (tool name, arguments), or None for no call."""
+
+    def prime(self, history: "TeamHistory") -> None:  # noqa: B027 - optional
+        """Take over mid-episode (a fork): the agents' earlier turns. Policies that read only the current
+        observation need nothing from them."""
 
 
 class OraclePolicy(Policy):
@@ -63,6 +68,11 @@ class OraclePolicy(Policy):
             tool, args = steps[i]
             return tool, dict(args)
         return "complete", {"response": "my part of the plan is done"}
+
+    def prime(self, history: "TeamHistory") -> None:
+        """Each agent has played one plan step per earlier turn: it goes on from the step after them."""
+        for agent_id, turns in history.items():
+            self.index[agent_id] = len(turns)
 
 
 class IdlePolicy(Policy):
@@ -248,6 +258,10 @@ class PolicyTeam(Team):
         tool, args = decision
         await turn.port.call(tool, args)
         return self._outcome(tool)
+
+    def prime(self, history: "TeamHistory") -> bool:
+        self.policy.prime(history)
+        return True
 
     def _outcome(self, tool: str | None) -> TurnOutcome:
         outcome = self._outcomes.get(tool)

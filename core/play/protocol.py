@@ -30,6 +30,7 @@ from .records import ModelAttempt, RawCall
 if TYPE_CHECKING:  # pragma: no cover
     from ..world.observation import Observation
     from ..world.tools import ToolSpec
+    from .history import TeamHistory
     from .view import ReferencePlan, TeamView
 
 
@@ -151,6 +152,13 @@ class Team(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients, sessions, servers."""
+
+    def prime(self, history: "TeamHistory") -> bool:
+        """A fork (``agentworld fork``, ``core/play/fork.py``) hands the team, before its first turn, each
+        agent's earlier turns of the episode (``core/play/history.py``): what it observed, the calls it made and
+        their results. A team that carries them into its agents' context returns True; the default keeps
+        nothing and returns False (the fork records that its agents started without their history)."""
+        return False
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@
 - **Retries.** :func:`call_model` wraps every model request: timeouts, connection errors, 5xx and
   malformed responses are retried with exponential backoff; when the attempts run out the turn reports
   ``TurnOutcome.infra_error`` (the episode goes on).
+- **History of a fork.** A team that takes over mid-episode (``agentworld fork``) is primed with each
+  agent's earlier turns (``Team.prime``, ``core/play/history.py``): :meth:`FrameworkTeam.prime` keeps them and
+  puts them, as one text within the agent's history budget, in front of the agent's first prompt
+  (:func:`primed_turn`), the same way for every framework; a scripted model's policy is primed too.
 - **Accounting.** :class:`TurnMeter` counts tokens, model latency, model calls and time spent in the
   tools (the harness) per turn, and writes each model request (``ModelAttempt``) and each emitted call
   (``RawCall``) into the turn's trace as it happens.
@@ -45,6 +49,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence, TypeVar
 from ...core.world.effects import ToolResult
 from ...core.play.models import ModelSpec
 from ...core.play import calls
+from ...core.play.history import HistoryTurn, TeamHistory, render_history
 from ...core.play.protocol import Team, TeamSpec, Turn, TurnOutcome, TurnTrace
 from ...core.play.records import ModelAttempt, RawCall
 from ...core.world.tools import TOOLS, ToolSpec
@@ -240,6 +245,15 @@ def turn_messages(turn: Turn) -> tuple[str, str]:
     system = turn.system_prompt or f"You are {turn.username}, a player in a shared 2D RPG world."
     user = turn.user_prompt or turn.observation_text
     return system, user
+
+
+def primed_turn(turn: Turn, history: str) -> Turn:
+    """``turn`` with ``history`` (an agent's earlier turns, :func:`render_history`) in front of its user prompt
+    and in ``extra["history"]``: the agent's first turn after a fork hands it over (same port and trace)."""
+    return Turn(agent_id=turn.agent_id, username=turn.username, round=turn.round, observation=turn.observation,
+                observation_text=lambda: turn.observation_text, system_prompt=lambda: turn.system_prompt,
+                user_prompt=lambda: f"{history}\n\n{turn.user_prompt}", tools=turn.tools, port=turn.port,
+                last_result=turn.last_result, extra={**turn.extra, "history": history}, trace=turn.trace)
 
 
 def result_text(result: ToolResult) -> str:
@@ -479,6 +493,7 @@ class FrameworkTeam(Team):
         self._http: list[Any] = []  # httpx clients handed to framework model clients, closed in aclose
         self._policy: Any = None  # scripted policy shared by the team's fake models
         self._policy_turn: Turn | None = None
+        self._earlier: dict[str, Sequence[HistoryTurn]] = {}  # a fork's history, until each agent's first turn
 
     # --- scripted models: one policy per team, asked once per turn (fakes read the current turn)
     def scripted_policy(self) -> Any:
@@ -498,7 +513,24 @@ class FrameworkTeam(Team):
         """The ``decide()`` each fake model (``fakes.py``) is given: the policy's call for the current turn."""
         return self.scripted_policy().decide(self.current_turn())
 
-    # --- lifecycle
+    # --- a fork's history
+    def prime(self, history: TeamHistory) -> bool:
+        """Keep each agent's earlier turns for its first prompt (:meth:`act`); a scripted model's policy is
+        primed as a PolicyTeam's is."""
+        self._earlier.update({a: list(turns) for a, turns in history.items() if turns})
+        if self.model.is_scripted:
+            self.scripted_policy().prime(history)
+        return True
+
+    def _with_history(self, turn: Turn) -> Turn:
+        """The agent's first turn after :meth:`prime`: its earlier turns in front of the prompt, as many of the
+        newest as its history budget leaves room for beside this turn's prompt."""
+        earlier = self._earlier.pop(turn.agent_id, None)
+        if not earlier:
+            return turn
+        room = self.budgets[turn.agent_id].budget - len(turn_messages(turn)[1])
+        return primed_turn(turn, render_history(earlier, turn.round, max(room, 0)))
+
     # --- model endpoint
     def http_client(self) -> Any:
         """An ``httpx.AsyncClient`` for one framework model client (compat.py's transport; the spec's
@@ -581,6 +613,7 @@ class FrameworkTeam(Team):
             mcp_call = self._mcp.call if self._mcp is not None else None
             router = self.routers[turn.agent_id] = ToolRouter(turn.agent_id, mcp_call)
             self.budgets[turn.agent_id] = self._agent_budget(turn)
+        turn = self._with_history(turn)
         meter = router.begin(turn)
         self._policy_turn = turn
         infra: str | None = None

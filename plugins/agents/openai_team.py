@@ -78,8 +78,10 @@ class OpenAITeam(FrameworkTeam):
         return self._client
 
     def turn_text(self, turn: Turn) -> str:
-        if self.layout == "paper":
-            return f"Round {turn.round}: it is your turn, {turn.username}. Make exactly one tool call."
+        if self.layout == "paper":  # the observation is in the system message; a fork's history goes here
+            nudge = f"Round {turn.round}: it is your turn, {turn.username}. Make exactly one tool call."
+            history = turn.extra.get("history")
+            return f"{history}\n\n{nudge}" if history else nudge
         return turn_messages(turn)[1]
 
     async def build_agent(self, turn: Turn, router: ToolRouter) -> OpenAIAgent:
