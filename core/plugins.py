@@ -37,6 +37,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "agentworld.plugins.agents.langgraph_agent",
     "agentworld.mcp_server.plugin",
     "agentworld.plugins.judges.builtin",
+    "agentworld.plugins.judges.counterfactual",
     "agentworld.core.cli.cce",
     "agentworld.core.cli.runs",
     "agentworld.core.cli.prove",

@@ -79,6 +79,11 @@ class Comparison:
     same_group_ranking: bool
     task_tau: dict[tuple[str, str], float] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # "episode: judge" lacking a report
+    # (judge A, judge B) -> agents ranked by PAC within each episode both judged: the mean Kendall tau over
+    # episodes with two or more agents that acted, and the share of them ranked the same
+    agent_tau: dict[tuple[str, str], tuple[float, float, int]] = field(default_factory=dict)
+    # judge -> what its judgings cost when it replays episodes (the counterfactual judge): replays, seconds
+    replays: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, str] | None = None) -> Comparison:
@@ -129,4 +134,31 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
             tau[(a, b)] = kendall_tau([task_cce[a][t] for t in common], [task_cce[b][t] for t in common])
     same_task = len({tuple(ranking(task_cce[j])) for j in judges}) <= 1
     same_group = len({tuple(ranking(group_cce[j])) for j in judges}) <= 1
-    return Comparison(judges, pairs, task_cce, group_cce, same_task, same_group, tau, missing)
+    agents = {(a, b): agent_rank_agreement(reports[a], reports[b]) for a, b in combinations(judges, 2)}
+    replays = {}
+    for j in judges:
+        costs = [r.counterfactual for r in reports[j].values() if r.counterfactual]
+        if costs:
+            replays[j] = {"episodes": len(costs), "replays": sum(c["replays"] for c in costs),
+                          "seconds": sum(c["seconds"] for c in costs),
+                          "max_replays": max(c["replays"] for c in costs)}
+    return Comparison(judges, pairs, task_cce, group_cce, same_task, same_group, tau, missing,
+                      {k: v for k, v in agents.items() if v is not None}, replays)
+
+
+def agent_rank_agreement(a: dict[str, CCEReport], b: dict[str, CCEReport]) -> tuple[float, float, int] | None:
+    """How alike two judges rank an episode's agents by PAC (their share of contributing actions): the mean
+    Kendall tau over the episodes both judged in which two or more agents acted, the share of those episodes
+    ranked exactly alike, and their number (None when there are none)."""
+    taus, same = [], 0
+    for e in sorted(set(a) & set(b)):
+        pa, pb = a[e].pac, b[e].pac
+        agents = sorted(k for k in pa if pa.get(k) is not None and pb.get(k) is not None)
+        if len(agents) < 2:
+            continue
+        xa, xb = [pa[k] for k in agents], [pb[k] for k in agents]
+        taus.append(kendall_tau(xa, xb))
+        same += ranking(dict(zip(agents, xa))) == ranking(dict(zip(agents, xb)))
+    if not taus:
+        return None
+    return sum(taus) / len(taus), same / len(taus), len(taus)

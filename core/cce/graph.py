@@ -30,7 +30,8 @@ CCE_FILE = "cce.json"
 CCE_DIR = "cce"  # one file per judge label, so several judges can be compared on the same run
 SCHEMA_VERSION = 1
 
-EdgeKind = Literal["judge", "inferred", "items", "tool", "move", "receiver_move", "equip", "chat_rule", "chat_judge"]
+EdgeKind = Literal["judge", "inferred", "items", "tool", "move", "receiver_move", "equip", "chat_rule", "chat_judge",
+                   "counterfactual"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -274,6 +275,8 @@ class CCEReport(BaseModel):
     skipped_rounds: list[int] = Field(default_factory=empty_list)  # paper sweep: rounds with nothing later to enable
     notes: list[str] = Field(default_factory=empty_list)  # judge ids that named no action, dropped edges, failures
     created: str = ""
+    # the counterfactual method's replays: count, seconds, per unit, the cap, and each test (core/cce/counterfactual.py)
+    counterfactual: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -320,6 +323,7 @@ class CausalGraph:
         self.success: dict[str, str] = {}  # id -> reason
         self.mark_reasons: dict[str, str] = {}  # id -> why a judge marked it contributing
         self.notes: list[str] = []
+        self.extra: dict[str, Any] = {}  # a method's own record for the report (e.g. "counterfactual": replays)
 
     @classmethod
     def from_episode(cls, ep: EpisodeData) -> "CausalGraph":
@@ -423,7 +427,7 @@ def build_report(ep: EpisodeData, graph: CausalGraph | None, *, judge: str, mode
         failed_calls=failed,
         tokens_in=sum(c.tokens_in for c in fresh), tokens_out=sum(c.tokens_out for c in fresh),
         skipped_rounds=sorted(skipped_rounds or []), notes=[*graph.notes, *(notes or [])],
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), **graph.extra)
 
 
 def _reason_from_edges(graph: CausalGraph, node_id: str, contributing: set[str]) -> str:

@@ -127,8 +127,10 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
     label = label or judge_label(judge.name, getattr(judge, "model", ""))
     folders = _episode_dirs(run_dir)
     console = _console()
-    table = Table("episode", "task", "ok", "CCE", "raw", "C/T", "PAC min–max", "calls", "cached",
-                  "failed", "tokens", title=f"CCE · judge {label} (C/T: contributing/all actions)")
+    replays = getattr(judge, "method", "") == "counterfactual"  # a judge that plays episodes again: its cost
+    columns = ("replays", "replay s") if replays else ("calls", "cached", "failed", "tokens")
+    table = Table("episode", "task", "ok", "CCE", "raw", "C/T", "PAC min–max", *columns,
+                  title=f"CCE · judge {label} (C/T: contributing/all actions)")
     reports = []
     kept: list[Path] = []  # episodes whose complete result of this label an incomplete one did not replace
     for folder in folders:
@@ -146,9 +148,14 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
         value = _fmt(report.cce) if report.complete else f"[yellow]incomplete[/yellow] (≥{_fmt(report.partial_cce)})"
         table.add_row(report.episode_id, report.task_id, "yes" if report.task_success else "no", value,
                       _fmt(report.raw_cce), f"{report.n_contributing}/{report.n_actions}",
-                      f"{spread[0]:.2f}–{spread[1]:.2f}" if spread else "—", str(report.judge_calls),
-                      str(report.cached_calls), str(report.failed_calls), str(report.tokens_in + report.tokens_out))
+                      f"{spread[0]:.2f}–{spread[1]:.2f}" if spread else "—", *_cost_cells(report, replays))
     console.print(table)
+    if replays:
+        cf = [r.counterfactual for r in reports if r.counterfactual]
+        if cf:
+            console.print(f"counterfactual: {sum(c['replays'] for c in cf)} replays in {sum(c['seconds'] for c in cf):.1f} s "
+                          f"over {len(cf)} judged episode(s), at most {max(c['replays'] for c in cf)} in one (cap "
+                          f"{cf[0]['max_replays']} per episode; group size {cf[0]['group_size']})")
     complete = [r for r in reports if r.complete]
     if complete:
         wins = [r.cce for r in complete if r.task_success]
@@ -167,6 +174,14 @@ def score_cmd(run_dir: Path, judge_name: str, model: str | None, base_url: str |
         if kept:
             console.print(f"[yellow]{len(kept)} of them already had a complete cce/{label}.json: kept; this "
                           f"attempt is in cce/{label}.incomplete.json[/yellow]")
+
+
+def _cost_cells(report: Any, replays: bool) -> tuple[str, ...]:
+    if replays:
+        c = report.counterfactual or {}
+        return (str(c.get("replays", 0)), f"{c.get('seconds', 0.0):.2f}")
+    return (str(report.judge_calls), str(report.cached_calls), str(report.failed_calls),
+            str(report.tokens_in + report.tokens_out))
 
 
 @cce_group.command("compare")
@@ -244,6 +259,15 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
     console.print(f"Ranking of tasks by CCE the same under every judge: {'yes' if cmp.same_task_ranking else 'no'}")
     if len(next(iter(cmp.group_cce.values()), {})) > 1:
         console.print(f"Ranking of runs by CCE the same under every judge: {'yes' if cmp.same_group_ranking else 'no'}")
+    if cmp.agent_tau:
+        t3 = Table("judge A", "judge B", "episodes", "Kendall tau (mean)", "ranked alike",
+                   title="Agents ranked by PAC within each episode (episodes with 2+ agents that acted)")
+        for (a, b), (tau, same, n) in cmp.agent_tau.items():
+            t3.add_row(a, b, str(n), _fmt(tau), f"{same:.0%}")
+        console.print(t3)
+    for name, c in cmp.replays.items():
+        console.print(f"judge {name}: {int(c['replays'])} replays in {c['seconds']:.1f} s over {int(c['episodes'])} "
+                      f"episode(s) (at most {int(c['max_replays'])} in one)")
 
 
 GRAPH_FORMATS = (".svg", ".png")
