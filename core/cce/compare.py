@@ -84,6 +84,8 @@ class Comparison:
     agent_tau: dict[tuple[str, str], tuple[float, float, int]] = field(default_factory=dict)
     # judge -> what its judgings cost when it replays episodes (the counterfactual judge): replays, seconds
     replays: dict[str, dict[str, float]] = field(default_factory=dict)
+    # (judge A, judge B) -> tool -> [actions only A marks contributing, actions only B marks]: where they differ
+    differ: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
 
 
 def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, str] | None = None) -> Comparison:
@@ -97,8 +99,10 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
     episodes = sorted({e for r in reports.values() for e in r})
     missing = [f"{e}: {j}" for j in judges for e in episodes if e not in reports[j]]
     pairs = []
+    differ: dict[tuple[str, str], dict[str, list[int]]] = {}
     for a, b in combinations(judges, 2):
         la, lb, n_ep = [], [], 0
+        by_tool = differ.setdefault((a, b), {})
         for e in episodes:
             ra, rb = reports[a].get(e), reports[b].get(e)
             if ra is None or rb is None:
@@ -110,6 +114,9 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
             la += [i in ca for i in ids]
             lb += [i in cb for i in ids]
             n_ep += 1
+            for n in ra.nodes:
+                if (n.id in ca) != (n.id in cb):
+                    by_tool.setdefault("chat" if n.is_chat else n.tool, [0, 0])[0 if n.id in ca else 1] += 1
         if la:
             agree = sum(1 for x, y in zip(la, lb) if x == y) / len(la)
             pairs.append(PairAgreement(a, b, len(la), agree, cohen_kappa(la, lb), n_ep))
@@ -143,7 +150,8 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
                           "seconds": sum(c["seconds"] for c in costs),
                           "max_replays": max(c["replays"] for c in costs)}
     return Comparison(judges, pairs, task_cce, group_cce, same_task, same_group, tau, missing,
-                      {k: v for k, v in agents.items() if v is not None}, replays)
+                      {k: v for k, v in agents.items() if v is not None}, replays,
+                      {k: dict(sorted(v.items(), key=lambda kv: -sum(kv[1]))) for k, v in differ.items() if v})
 
 
 def agent_rank_agreement(a: dict[str, CCEReport], b: dict[str, CCEReport]) -> tuple[float, float, int] | None:

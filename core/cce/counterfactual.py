@@ -18,9 +18,10 @@ Units and how many replays they cost (``docs/cce.md``, "The counterfactual metho
 4. **action groups**: the agent's consecutive non-chat actions up to that round (a recorded sleep is left out:
    sleeping instead of sleeping changes nothing), in groups of at most ``group_size`` (default 4): one replay
    per group. A group whose removal loses nothing does not contribute;
-5. **actions**: in a group that does, each action alone: at most ``group_size`` more replays a group. When
-   none alone loses anything while the group does, its actions are jointly necessary (each is redundant
-   given the others, e.g. two legs of a walk that either could have made): all are marked, with that reason;
+5. **actions**: in a group that does, each action alone, then once the group without the actions that lose
+   something alone: at most ``group_size + 1`` more replays a group. When what is left still loses, its
+   actions are jointly necessary (each redundant given the others, e.g. two legs of a walk either of which
+   would have done): all are marked, with that reason;
 6. **messages**: each delivered chat message is not delivered (its call replaced by a sleep): one replay per
    message (``messages=false`` skips them).
 
@@ -59,7 +60,7 @@ Key = tuple[int, str]  # (round, agent): one turn
 class Test:
     """One counterfactual replay: which turns slept, and which checkpoints were lost."""
 
-    unit: str  # "original", "agent", "suffix", "group", "action", "message"
+    unit: str  # "original", "agent", "suffix", "group", "action", "joint", "message"
     label: str  # e.g. "agent_2 from round 5", "r3.agent_1..r5.agent_1"
     turns: list[Key]
     lost: list[str]
@@ -129,12 +130,13 @@ class Replayer:
 class Search:
     """The bounded search of the module docstring over one episode."""
 
-    def __init__(self, ep: EpisodeData, *, group_size: int = 4, max_replays: int = 300, messages: bool = True):
+    def __init__(self, ep: EpisodeData, *, group_size: int = 4, max_replays: int = 300, messages: bool = True,
+                 replayer: Any = None):
         self.ep = ep
         self.group_size = max(1, group_size)
         self.budget = Budget(max_replays)
         self.messages = messages
-        self.replayer = Replayer(ep)
+        self.replayer = replayer if replayer is not None else Replayer(ep)  # tests hand in a world of their own
         self.tests: list[Test] = []
         self.baseline: set[str] = set()
         self.needed: dict[Key, tuple[set[str], str]] = {}  # turn -> (checkpoints lost without it, reason)
@@ -221,9 +223,10 @@ class Search:
 
     async def _group(self, group: list[Key]) -> None:
         """One group: replayed without it; when that loses something, each action alone (a single action's
-        group is that test already). Actions none of which loses anything alone, while the group does, are
-        jointly necessary (each redundant given the others): all of them are marked, with that reason."""
-        label = action_id(*group[0]) + (f"..{action_id(*group[-1])}" if len(group) > 1 else "")
+        group is that test already), then, once, the group without the actions that lose something alone:
+        when that still loses, those actions are jointly necessary (each redundant given the others, e.g. two
+        legs of a walk either of which would have done), and all of them are marked, with that reason."""
+        label = _span(group)
         lost = await self._lost("group", label, group)
         if lost is None:  # out of replays: an untested group counts as contributing (said in the notes)
             self.untested.extend(group)
@@ -236,21 +239,27 @@ class Search:
         if len(group) == 1:
             self.needed[group[0]] = (lost, "without it, lost: ")
             return
-        alone: dict[Key, set[str] | None] = {}
+        rest = []
         for key in group:
-            alone[key] = await self._lost("action", action_id(*key), [key])
-        for key, found in alone.items():
+            found = await self._lost("action", action_id(*key), [key])
             if found:
                 self.needed[key] = (found, "without it, lost: ")
             elif found is None:
                 self.untested.append(key)
-                self.needed[key] = (lost, f"its group {label} loses checkpoints, it was not tested alone (replay "
-                                          f"cap reached); counted as contributing, its group loses: ")
-        if all(found is not None and not found for found in alone.values()):
-            names = ", ".join(action_id(*k) for k in group)
-            for key in group:
-                self.needed[key] = (lost, f"jointly necessary with {names} (none alone loses anything); "
-                                          f"without them, lost: ")
+                self.needed[key] = (lost, f"not tested alone (replay cap reached), its group {label} loses; counted "
+                                          f"as contributing, its group loses: ")
+            else:
+                rest.append(key)
+        if not rest:
+            return
+        together = lost if len(rest) == len(group) else await self._lost("joint", _span(rest), rest)
+        if together:
+            names = ", ".join(action_id(*k) for k in rest)
+            for key in rest:
+                self.needed[key] = (together, f"jointly necessary with {names} (none alone loses anything); "
+                                              f"without them, lost: ")
+        elif together is None:
+            self.untested.extend(rest)
 
     # -- output -------------------------------------------------------------------------------------------
 
@@ -303,14 +312,18 @@ class Search:
                 "tests": [t.as_dict() for t in self.tests]}
 
 
+def _span(keys: Sequence[Key]) -> str:
+    return action_id(*keys[0]) + (f"..{action_id(*keys[-1])}" if len(keys) > 1 else "")
+
+
 def replay_bound(actions_per_agent: Sequence[int], messages: int, group_size: int) -> int:
     """The most replays the search can make on one episode before the cap: the original, per agent one
     replay without it, ceil(log2 m) for the round it stops mattering and, for its m actions (sleeps left out),
-    per group one replay plus one per action; one per message (docs/cce.md)."""
+    per group one replay, one per action and one for what is left of it; one per message (docs/cce.md)."""
     total = 1 + messages
     for m in actions_per_agent:
         if m:
-            total += 1 + (math.ceil(math.log2(m)) if m > 1 else 0) + math.ceil(m / group_size) + m
+            total += 1 + (math.ceil(math.log2(m)) if m > 1 else 0) + 2 * math.ceil(m / group_size) + m
     return total
 
 

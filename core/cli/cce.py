@@ -265,6 +265,12 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
         for (a, b), (tau, same, n) in cmp.agent_tau.items():
             t3.add_row(a, b, str(n), _fmt(tau), f"{same:.0%}")
         console.print(t3)
+    for (a, b), tools in cmp.differ.items():
+        t4 = Table("tool", f"only {a}", f"only {b}", title=f"Where {a} and {b} differ: actions one marks "
+                                                                 "contributing and the other not, by tool")
+        for tool, (only_a, only_b) in tools.items():
+            t4.add_row(tool, str(only_a), str(only_b))
+        console.print(t4)
     for name, c in cmp.replays.items():
         console.print(f"judge {name}: {int(c['replays'])} replays in {c['seconds']:.1f} s over {int(c['episodes'])} "
                       f"episode(s) (at most {int(c['max_replays'])} in one)")
