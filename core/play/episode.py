@@ -37,8 +37,8 @@ from . import calls, fingerprint
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
 from .view import AgentView, TeamView
-from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ModelAttempt, RawCall,
-                      RefusedCall, StartEvent, TickEvent, TurnEvent)
+from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ForkOrigin, ModelAttempt,
+                      RawCall, RefusedCall, StartEvent, TickEvent, TurnEvent)
 from ..tasks.task import Task
 from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
 from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
@@ -399,14 +399,16 @@ class Episode:
                  obs_format: str = "text", turn_timeout: float | None = None, progress: Progress | None = None,
                  world: World | None = None, episode_id: str | None = None, played_task: Task | None = None,
                  world_backend: str = "embedded", world_options: dict[str, Any] | None = None,
-                 build_team: Callable[[TeamView], Team] | None = None, grants: Sequence[str] = ()):
+                 build_team: Callable[[TeamView], Team] | None = None, grants: Sequence[str] = (),
+                 fork: ForkOrigin | None = None):
         """``task`` is the task as written; the episode plays ``apply_variant(task, variant, seed)``. A caller
         that already made that transformed task passes it as ``played_task``. Without ``world`` the episode
         makes one (``make_world``: backend and options) and closes it at the end.
 
         The team is ``team``, or ``build_team(view)`` called with the episode's :class:`TeamView` (what the
         runner does: a team is built from the view, never from the episode). ``grants`` names what the team
-        was handed beyond its view (``["reference_plan"]`` for the oracle baseline); the start event records it."""
+        was handed beyond its view (``["reference_plan"]`` for the oracle baseline); the start event records it,
+        and ``fork``, in a fork's record, its parent episode and the round it took over (``core/play/fork.py``)."""
         if (team is None) == (build_team is None):
             raise ValueError("Episode: give exactly one of team= or build_team= (a function of the TeamView)")
         if obs_format not in ("text", "json"):
@@ -416,6 +418,7 @@ class Episode:
         self.task = played_task if played_task is not None else apply_variant(task, self.variant, seed)
         self.team: Team = team  # type: ignore[assignment]  # set from build_team below when not given
         self.grants = list(grants)
+        self.fork = fork
         self.seed = seed
         self.framework, self.model = framework, model
         self.obs_format = obs_format
@@ -543,7 +546,7 @@ class Episode:
             max_rounds=self.task.rounds, max_action_steps=self.task.max_action_steps, timestamp=_now(),
             grants=self.grants, harness_version=fingerprint.harness_version(), **fingerprint.task_facts(self.base_task),
             world_pins=fingerprint.world_pins(self.world), world_backend=self.world_backend,
-            turn_timeout=self.turn_timeout))
+            turn_timeout=self.turn_timeout, fork=self.fork))
         reason: EndReason = "round_budget"
         server = None
         try:

@@ -31,6 +31,18 @@ class AgentStatus(BaseModel):
     equipment: dict[str, str] | None = None  # slot -> item key (None in trajectories written before it existed)
 
 
+class ForkOrigin(BaseModel):
+    """Where a fork (``agentworld fork``) comes from: its first ``at_round - 1`` rounds replay this parent
+    episode's recorded calls; from ``at_round`` on the fork's own team plays."""
+
+    parent_episode_id: str
+    parent_dir: str  # the parent episode's folder, as given to the fork
+    at_round: int
+    parent_framework: str
+    parent_model: str
+    parent_record_sha256: str | None = None  # the parent's record files when forked (replay.record_digest)
+
+
 class StartEvent(BaseModel):
     type: Literal["start"] = "start"
     episode_id: str
@@ -54,6 +66,7 @@ class StartEvent(BaseModel):
     world_pins: dict[str, Any] | None = None
     world_backend: str | None = None
     turn_timeout: float | None = None
+    fork: ForkOrigin | None = None  # set in a fork's record: its parent and the round it took over
 
 
 class RefusedCall(BaseModel):

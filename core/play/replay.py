@@ -355,7 +355,8 @@ def replay_episode(record: EpisodeRecord, task: Task, *, team: Team | None = Non
     team = team if team is not None else RecordedTeam(record)
     episode = Episode(task, team, seed=record.seed, variant=record.variant, out_dir=out_dir,
                       framework=record.start.framework, model=record.start.model, turn_timeout=record.turn_timeout(),
-                      episode_id=record.episode_id, grants=record.start.grants, progress=progress)
+                      episode_id=record.episode_id, grants=record.start.grants, progress=progress,
+                      fork=record.start.fork)  # a fork's replay names the same parent
     if hooks:
         _wire_hooks(record, episode, team)
     return episode
