@@ -7,7 +7,6 @@ variant are the parent's. See ``core/play/fork.py`` and docs/runs.md ("Forking a
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -83,6 +82,8 @@ def fork_cmd(episode_dir: Path, at_round: int, task_path: Path | None, out: Path
       agentworld fork runs/A/episodes/EP --at-round 5 --framework oracle
       agentworld fork runs/A/episodes/EP --at-round 12 --framework openai --model openai:gpt-4.1
     """
+    import asyncio
+
     from ..console import make_console
     from ..play.fork import ForkError, check_prefix, fork_id, run_fork
     from ..play.replay import ReplayError, load_record, resolve_task
