@@ -180,3 +180,22 @@ def test_the_forked_agents_first_prompt_carries_their_history(parent: Path, tmp_
         for recipient in c.effects.chat.recipients:
             agent = next(a for a, u in names.items() if u == recipient or a == recipient)
             assert json.dumps(c.effects.chat.message)[1:-1][:40] in first[agent]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the openai framework is not installed")
+def test_a_framework_team_with_the_scripted_oracle_over_mcp_continues_the_plan(parent: Path, tmp_path: Path):
+    """The scripted oracle behind a framework (its policy primed through FrameworkTeam.prime), its tools over
+    the episode's MCP server (ForkTeam passes the successor's tool server on): the world sees the parent's
+    calls from round R on (only the model's side of the turn events, text and tokens, differs)."""
+    out = tmp_path / "mcp"
+    outcome = fork(parent, out, "openai", model="scripted:oracle", options={"tools": "mcp"})
+    assert outcome.primed is True
+    world = ("round", "agent", "tool", "arguments", "ok", "result", "error", "effects", "status", "type")
+
+    def seen(folder: Path) -> list[dict]:
+        return [{k: v for k, v in e.items() if k in world} for e in later(folder)]
+
+    assert seen(out) == seen(parent)
+    tokens = ("tokens_in", "tokens_out")  # the framework's model spends (estimated) tokens; the oracle none
+    assert {k: v for k, v in result_view(out).items() if k not in tokens} == \
+        {k: v for k, v in result_view(parent).items() if k not in tokens}
