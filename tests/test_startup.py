@@ -136,7 +136,7 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     # nor the model spec's (core/play/models.py): a scripted team makes none; its factory comes from teams.py
     assert "agentworld.core.play.models" not in got["modules"] and "agentworld.core.play.teams" in got["modules"]
     # model classes built on first use: the argument models of the tools the team called and the observation's
-    # (the engine makes its rows unchecked; unchecked.py builds their classes so that they serialise anywhere);
+    # (the engine builds its rows when it first makes one);
     # not the task's (it is unpickled from the task cache)
     (trajectory,) = (tmp_path / "run").glob("episodes/*/trajectory.jsonl")
     called = {json.loads(line).get("tool") for line in trajectory.read_text(encoding="utf-8").splitlines()}
@@ -197,23 +197,20 @@ def test_model_fields_use_no_builtin_list_or_tuple_as_default_factory():
 WORLD_MODELS = """
 import json
 from agentworld.core.world import models as m
-built = [c.__name__ for c in (m.ItemStats, m.XpCurve, m.Rules, m.ItemDef, m.WorldData) if c.__pydantic_complete__]
-schema = m.WorldData.model_json_schema()  # before any of its parts is built: its defaults serialise
-print(json.dumps({"built": built, "rules": schema["properties"]["rules"].get("default"),
+schema = m.WorldData.model_json_schema()
+print(json.dumps({"rules": schema["properties"]["rules"].get("default"),
                   "xp_curve": schema["properties"]["xp_curve"].get("default"),
                   "stats": schema["$defs"]["ItemDef"]["properties"]["stats"].get("default")}))
 """
 
 
-def test_the_world_models_import_builds_no_class_and_keep_their_defaults():
-    """A run unpickles its world: importing the data pack's models builds none of them (their default
-    instances are made without validation), and a model holding one builds its class when it is built, so
-    the JSON schema still shows every default."""
+def test_the_world_models_defaults_are_what_their_classes_make_and_show_in_the_schema():
+    """The data pack's nested defaults (ItemDef.stats, WorldData.xp_curve and .rules) are instances made as any
+    caller makes one (nothing set), and the JSON schema shows each."""
     from agentworld.core.world import models as m
 
     out = subprocess.run([sys.executable, "-c", WORLD_MODELS], capture_output=True, text=True, timeout=120, check=True)
     got = json.loads(out.stdout)
-    assert got["built"] == []
     assert got["rules"] == m.Rules().model_dump() and got["xp_curve"] == m.XpCurve().model_dump()
     assert got["stats"] == m.ItemStats().model_dump()
     for field, model in (("rules", m.Rules), ("xp_curve", m.XpCurve)):
@@ -241,8 +238,8 @@ else:
 
 
 def test_a_schema_holding_a_world_model_shows_its_defaults_when_that_class_is_not_built():
-    """The defaults made without validation serialise in a JSON schema that holds their model without building
-    it (a TypeAdapter, another model): there pydantic-core writes the default, which needs its class built."""
+    """The defaults serialise in a JSON schema that holds their model without building it (a TypeAdapter,
+    another model): there pydantic-core writes the default."""
     from agentworld.core.world import models as m
 
     for case, default in (("adapter", m.Rules()), ("list", m.ItemStats()), ("holder", m.ItemStats())):

@@ -28,9 +28,9 @@ import weakref
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, get_args
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..world.effects import Effects, ErrorKind, ToolResult
+from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
 from .prompts import Brief, render_user, team_briefs
 from . import calls, fingerprint
@@ -46,7 +46,6 @@ from ..tasks.variants import Variant, apply_variant, get_variant
 from .coordinator import brief_note, hub_tools
 from ..tasks.verify import VerifyResult, verify
 from ..world.api import PlayerState, World, WorldUnavailable
-from ..world.unchecked import unchecked
 
 Progress = Callable[[Any], Any]  # called with every event; a returned text asks the episode to stop (budget)
 
@@ -204,9 +203,9 @@ class TurnGate:
         as_object = stored if isinstance(stored, dict) and problem is None else {calls.RAW_ARGUMENTS: stored}
         reason = self._refusal(agent_id, rec)
         if rec is not None and rec.agent_id == agent_id:  # records of the gate's own values, not validated again
-            rec.calls.append(unchecked(RawCall, {"name": name, "arguments": stored}))
+            rec.calls.append(RawCall(name=name, arguments=stored))
         if reason is not None:
-            refused = unchecked(RefusedCall, {"tool": name, "arguments": as_object, "reason": reason})
+            refused = RefusedCall(tool=name, arguments=as_object, reason=reason)
             if rec is not None and rec.agent_id == agent_id:
                 rec.refused.append(refused)
             else:
@@ -310,35 +309,16 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
     """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state;
     ``inventory``: its inventory rows, when the caller has them from a status of the same inventory)."""
     st = st if st is not None else world.player_state(agent_id)
-    # every value comes from a PlayerState (a validated model, or the embedded world's own): not validated again
-    return unchecked(AgentStatus, {
+    return AgentStatus.model_validate({
         "hp": st.hp, "max_hp": st.max_hp, "x": st.x, "y": st.y, "level": st.combat_level, "alive": st.alive,
         "inventory": inventory if inventory is not None else [{"key": s.item, "name": s.name, "count": s.count}
                                                               for s in st.inventory],
         "xp": sum(st.xp.values()), "equipment": dict(st.equipment)})
 
 
-_ERROR_KINDS = frozenset(get_args(ErrorKind))
-_STR_OR_NONE = (str, type(None))
-_TURN_GIVEN = tuple(n for n in TurnEvent.model_fields if n != "type")  # validation records the type as not given
-
-
 def turn_event(values: dict[str, Any]) -> TurnEvent:
-    """The turn event holding ``values`` (every field, in the class's order). The episode and the gate made all
-    but the team's part themselves; when the team's part (its outcome and trace: thinking, tokens, latency,
-    errors, calls and model attempts) and the world's result have exactly the types validation would keep,
-    nothing is validated again (``unchecked``: validating only copied them, ~17 of a turn's ~500 us at 1,000
-    agents); otherwise the event is validated as always (converting, or refusing, what it must).
-    ``tests/test_unchecked.py`` compares the events of real episodes with validated ones."""
+    """The turn event holding ``values`` (every field but its type, in the class's order), validated."""
     v = values
-    if (type(v["thinking"]) is str and type(v["tokens_in"]) is int and type(v["tokens_out"]) is int
-            and type(v["model_latency_s"]) is float and type(v["context_trimmed"]) is int
-            and type(v["infra_error"]) in _STR_OR_NONE and type(v["harness_error"]) in _STR_OR_NONE
-            and type(v["ok"]) is bool and type(v["result"]) is str and type(v["effects"]) is Effects
-            and (v["error"] is None or type(v["error"]) is str and v["error"] in _ERROR_KINDS)
-            and all(type(c) is RawCall for c in v["raw_calls"]) and all(type(a) is ModelAttempt for a in v["attempts"])
-            and all(type(r) is RefusedCall for r in v["refused"])):
-        return unchecked(TurnEvent, v, set(_TURN_GIVEN))
     del v["type"]
     return TurnEvent(**v)
 

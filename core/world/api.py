@@ -43,7 +43,7 @@ class PlayerSpec(BaseModel):
 
 
 class InventorySlot(BaseModel):
-    # frozen: the engine hands the same slot rows to every state that shows them (core/world/unchecked.py)
+    # frozen: the engine hands the same slot rows to every state that shows them 
     model_config = ConfigDict(frozen=True)
 
     index: int

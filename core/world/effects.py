@@ -12,7 +12,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from .factories import empty_list
-from .unchecked import unchecked
 
 ErrorKind = Literal[
     "bad_args",  # arguments failed validation (type, range, unknown enum value)
@@ -139,51 +138,16 @@ class ToolResult(BaseModel):
 
 
 # -- made by the engine ------------------------------------------------------------------------------------
-# The embedded engine answers every turn with a ToolResult and its Effects, from its own values: these make
-# them without validating again (unchecked.py; tests/test_unchecked.py compares them with validated ones).
-# Tool arguments are validated before the engine sees them; other worlds use the validating constructors.
-_new_effects_dict: Any = None  # () -> a dict of every Effects field at its default, written from the model's fields
-
-
-def _effects_maker() -> Any:
-    """A function returning Effects' defaults as a new dict, its body written from ``Effects.model_fields`` (a
-    dict display: new lists and dicts at C speed, not a Python call per field; what dataclasses do too)."""
-    parts, scope = [], {}
-    for i, (name, f) in enumerate(Effects.model_fields.items()):
-        if f.default_factory is empty_list:
-            value = "[]"
-        elif f.default_factory is dict:
-            value = "{}"
-        elif f.default_factory is not None:
-            scope[f"f{i}"] = f.default_factory
-            value = f"f{i}()"
-        else:
-            scope[f"d{i}"] = f.default
-            value = f"d{i}"
-        parts.append(f"{name!r}: {value}")
-    exec("def make():\n    return {" + ", ".join(parts) + "}", scope)  # noqa: S102 - our own field names
-    return scope["make"]
-
-
 def engine_effects(**values: Any) -> Effects:
-    """``Effects(**values)``: every other field its default (a new list or dict per instance)."""
-    global _new_effects_dict
-    if _new_effects_dict is None:
-        _new_effects_dict = _effects_maker()
-    d = _new_effects_dict()
-    if values:
-        d.update(values)
-    return unchecked(Effects, d, set(values))
+    """``Effects(**values)``."""
+    return Effects.model_validate(values)
 
 
 def engine_result(text: str, effects: Effects | None = None) -> ToolResult:
     """``ToolResult(ok=True, text=text, effects=effects)``."""
-    return unchecked(ToolResult, {"ok": True, "text": text,
-                                  "effects": effects if effects is not None else engine_effects(), "error": None},
-                     {"ok", "text", "effects"})
+    return ToolResult(ok=True, text=text, effects=effects if effects is not None else engine_effects())
 
 
 def engine_failure(error: ErrorKind, text: str) -> ToolResult:
     """``ToolResult.fail(error, text)``."""
-    return unchecked(ToolResult, {"ok": False, "text": text, "effects": engine_effects(), "error": error},
-                     {"ok", "text", "error"})
+    return ToolResult(ok=False, text=text, error=error)

@@ -30,13 +30,11 @@ from .engine_state import manhattan as _dist
 from .inventory import Inventory
 from .observe import ObservationMixin
 from .spatial import Cells, GroundItems, LazyStates
-from .unchecked import unchecked
 from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 
 _set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
 _username = attrgetter("username")
-_STATE_SET = frozenset(PlayerState.model_fields)  # what validation records as set on a player state: every field
 
 
 def _in_play(q: Player) -> bool:
@@ -635,7 +633,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             levels = dict(p.levels)
             max_hp, combat = self._max_hp(p), stats.combat_level(levels)
         equipment = p.equipment
-        st = unchecked(PlayerState, {
+        st = PlayerState.model_validate({
             "agent_id": p.agent_id, "username": p.username, "x": p.x, "y": p.y, "hp": p.hp, "max_hp": max_hp,
             "alive": p.alive, "active": p.active, "skills": levels, "xp": old.xp if same_xp else dict(p.xp),
             "inventory": old.inventory if same_inv else [self._slot(i, k, n) for i, k, n in p.inv.filled()],
@@ -643,7 +641,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             "equipment_counts": old.equipment_counts if same_eq else {slot: e[1] for slot, e in equipment.items()},
             "kills": old.kills if same_kills else dict(sorted(p.kills.items())),
             "crafted": old.crafted if same_crafted else dict(sorted(p.crafted.items())),
-            "combat_level": combat}, set(_STATE_SET))
+            "combat_level": combat})
         # what it was built from, copied (inventory slots and equipment entries are lists changed in place; the
         # state's own skill and xp copies serve, as a state is read-only)
         self._states[agent_id] = (st, (
@@ -669,8 +667,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if slot is None:
             if len(self._state_slots) > 50_000:
                 self._state_slots.clear()
-            slot = self._state_slots[k] = unchecked(InventorySlot, {"index": index, "item": key,
-                                                                    "name": self.items[key].name, "count": count})
+            slot = self._state_slots[k] = InventorySlot(index=index, item=key, name=self.items[key].name, count=count)
         return slot
 
     def out_of_play(self, agent_ids: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ The data pack is our own content. Everything the engine knows about items, recip
 places and rules is declared here and validated on load; the engine holds no content of its own.
 """
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,22 +32,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-class _HoldsUnbuiltDefaults(_Strict):
-    """A model whose defaults are made with ``model_construct`` (see :func:`_build_default_classes`): their
-    classes are built when this one is, and whenever a JSON schema that holds this one is made (also nested
-    in another model or a TypeAdapter, which does not build this class). The schema's "default" is written
-    by pydantic-core, which cannot serialise an instance of a class not yet built."""
-
-    @classmethod
-    def __pydantic_on_complete__(cls) -> None:
-        _build_default_classes()
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
-        _build_default_classes()
-        return super().__get_pydantic_json_schema__(core_schema, handler)
-
-
 class ItemStats(_Strict):
     accuracy: int = 0
     strength: int = 0
@@ -56,7 +40,7 @@ class ItemStats(_Strict):
     archery: int = 0
 
 
-class ItemDef(_HoldsUnbuiltDefaults):
+class ItemDef(_Strict):
     key: str
     name: str
     kind: ItemKind
@@ -66,7 +50,7 @@ class ItemDef(_HoldsUnbuiltDefaults):
     tool_tier: int = 0  # better tools gather faster / reach higher nodes
     attack_style: AttackStyle | None = None  # weapons only
     requirements: dict[Skill, int] = Field(default_factory=dict)  # to equip (or use, for tools)
-    stats: ItemStats = ItemStats.model_construct()  # unvalidated: see _build_default_classes
+    stats: ItemStats = ItemStats()
     heal: int = 0  # HP restored when eaten / drunk (food, potion)
     value: int = 1
     stackable: bool = True  # equipment is not stackable: one slot per piece
@@ -219,7 +203,7 @@ class MapSpec(_Strict):
     tiles_sha256: str | None = None  # pinned hash of the generated tiles: a changed map is refused
 
 
-class WorldData(_HoldsUnbuiltDefaults):
+class WorldData(_Strict):
     """The whole data pack, as loaded from ``core/world/data/``."""
 
     version: str
@@ -233,15 +217,5 @@ class WorldData(_HoldsUnbuiltDefaults):
     landmarks: list[Landmark] = Field(default_factory=empty_list)
     portals: list[Portal] = Field(default_factory=empty_list)
     npcs: list[NpcDef] = Field(default_factory=empty_list)
-    xp_curve: XpCurve = XpCurve.model_construct()  # unvalidated: see _build_default_classes
-    rules: Rules = Rules.model_construct()
-
-
-def _build_default_classes() -> None:
-    """The defaults of ItemDef.stats, WorldData.xp_curve and WorldData.rules are made with model_construct:
-    the same values and the same empty fields_set as ItemStats(), XpCurve() and Rules(), without building
-    their classes at import (Rules() built three classes, ~6 ms of every run: a run unpickles its world and
-    validates none of them). Their classes are built when a model holding one is (validated, or its JSON
-    schema made: the schema's "default" serialises them, which a class not yet built cannot)."""
-    for default_class in (ItemStats, XpCurve, Rules):
-        default_class.model_rebuild()
+    xp_curve: XpCurve = XpCurve()
+    rules: Rules = Rules()

@@ -14,8 +14,7 @@ from .factories import empty_list
 EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc", "station", "landmark"]
 
 
-# The engine makes observations and their rows without validating them (unchecked.py) and the scripted teams never
-# dump one: InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build).
+# InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build).
 # The rows are frozen: the engine hands the same row to every observation that shows it, agent after agent.
 class InvItem(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True)

@@ -4,9 +4,8 @@ A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld`. Entities within
 (Manhattan) come from spatial buckets (fixed ones for nodes, mobs, portals, stations and NPCs; live ones for
 players and ground items), so an observation never scans the whole world; they are sorted by distance then
 id and capped at ``rules.max_nearby``. Other players appear with their username and position only.
-Building pydantic objects was the main cost of an observation: immutable inventory and Nearby rows are
-reused, and the observation and its rows are made from the engine's own values without validating them
-again (``unchecked.py``).
+Building pydantic objects is the main cost of an observation: immutable inventory and Nearby rows are
+reused.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from operator import itemgetter
 from typing import Any
 
 from .observation import Entity, InvItem, Observation
-from .unchecked import unchecked
 from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN, SeenBy, same_equipment
 from .events import NEVER
@@ -26,18 +24,13 @@ _BY_DISTANCE_ID = itemgetter(0, 1)  # Nearby order: distance, then id
 _set = object.__setattr__  # past Player.__setattr__, which watches only position and play flags
 
 
-# What validation records as set on a row: every field. Rows are frozen (nothing can add to the set), so one set
-# serves them all (unchecked() would otherwise build one per row).
-_ENTITY_SET = set(Entity.model_fields)
-_INV_SET = set(InvItem.model_fields)
-_OBSERVATION_SET = frozenset(Observation.model_fields)  # copied per observation (the episode sets fields on it)
 
 
 def _row(kind: str, id: str, name: str, x: int, y: int, distance: int, level: int | None, hp: int | None,
          max_hp: int | None, note: str) -> Entity:
-    """A Nearby row from the engine's own values (every field given, of its type: not validated again)."""
-    return unchecked(Entity, {"kind": kind, "id": id, "name": name, "x": x, "y": y, "distance": distance,
-                              "level": level, "hp": hp, "max_hp": max_hp, "note": note}, _ENTITY_SET)
+    """A Nearby row from the engine's own values."""
+    return Entity(kind=kind, id=id, name=name, x=x, y=y, distance=distance, level=level, hp=hp, max_hp=max_hp,
+                  note=note)
 
 
 def _node_note(nt: Any) -> str:
@@ -136,13 +129,13 @@ class ObservationMixin:
             seen.equipment = {slot: e[:] for slot, e in eq.items()}
             seen.equipment_names = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "")
                                     for slot, e in eq.items()}
-        return unchecked(Observation, {
+        return Observation.model_validate({
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
             "x": x, "y": y, "biome": seen.biome, "place": seen.place,
             "hp": p.hp, "max_hp": seen.max_hp, "alive": p.alive, "combat_level": seen.combat_level,
             "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size,
             "equipment": dict(seen.equipment_names),
-            "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes}, set(_OBSERVATION_SET))
+            "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:
         """Observation inventory rows are immutable values: reuse them (building pydantic objects is the
@@ -152,8 +145,7 @@ class ObservationMixin:
         if item is None:
             if len(self._inv_rows) > 50_000:
                 self._inv_rows.clear()
-            item = self._inv_rows[k] = unchecked(InvItem, {"index": index, "key": key, "name": self.items[key].name,
-                                                           "count": count}, _INV_SET)
+            item = self._inv_rows[k] = InvItem(index=index, key=key, name=self.items[key].name, count=count)
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:
