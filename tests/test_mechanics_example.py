@@ -78,3 +78,10 @@ def test_arbitrary_calls_on_the_example_keep_every_invariant_and_replay_identica
     assert not report.exceptions, report.exceptions
     assert not report.violations, report.violations[:5]
     assert report.replayed
+
+
+def test_one_agent_cannot_play_a_task_with_a_joint_action():
+    from agentworld.core.tasks.variants import not_applicable
+
+    reason = not_applicable(load_task(EXAMPLE), "single_agent")
+    assert reason and "takes 2 players in the same round" in reason

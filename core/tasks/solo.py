@@ -155,6 +155,9 @@ def single_agent_task(task: Task, seed: int = 0) -> Task:
     conflict = _presence_conflict(task)
     if conflict:
         raise na(conflict)
+    if task.mechanics and task.mechanics.joint_actions:
+        j = task.mechanics.joint_actions[0]
+        raise na(f"its {j.kind} ({j.id or j.mob or j.portal or j.item}) takes {j.k} players in the same round")
     solo = solo_agent(task)
     limit = _rules(task).inventory_slots
     if _slots(solo.inventory) > limit:
