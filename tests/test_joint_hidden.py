@@ -184,3 +184,26 @@ def test_a_plan_names_a_seed_drawn_vein_by_placeholder_and_passes_under_every_se
     assert len(mined) > 1  # the plan followed the draw
     raw["reference_solution"]["agent_1"][0]["args"]["targetInstance"] = "{hidden.vien}"
     assert "unknown placeholder {hidden.vien}" in str(validate_task(parse_task(raw, "vein.yaml", "vein")))
+
+
+def test_a_brief_that_gives_a_hidden_thing_away_is_refused():
+    import copy
+
+    from agentworld.core.tasks.task import parse_task, validate_task
+
+    from test_events import STAFF
+
+    raw = copy.deepcopy(STAFF)
+    raw["hidden"] = [{"id": "vein", "kind": "vein", "nodes": VEIN, "pick": 1}]
+    raw["agent_1"]["guideline"] += f"The ore is in {VEIN[1]}."
+    problems = validate_task(parse_task(raw, "leak.yaml", "leak"))
+    assert [p.field for p in problems] == ["hidden[0]"] and "agent_1.guideline" in problems[0].message
+    raw["agent_1"]["guideline"] += f" One of {', '.join(VEIN)} still has ore."  # every candidate alike: fine
+    assert validate_task(parse_task(raw, "leak.yaml", "leak")) == []
+    raw = copy.deepcopy(STAFF)
+    raw["hidden"] = [{"id": "stash", "kind": "cache", "items": [{"item": "bead"}], "at": CACHE_AT, "pick": 1}]
+    raw["relevant_game_context"] += "A stash lies at (470, 430)."
+    assert [p.field for p in validate_task(parse_task(raw, "leak.yaml", "leak"))] == ["hidden[0]"]
+    raw["hidden"][0]["at"] = [CACHE_AT[1]]
+    raw["hidden"][0]["pick"] = 0
+    assert [p.field for p in validate_task(parse_task(raw, "leak.yaml", "leak"))] == ["hidden[0]"]  # the only one

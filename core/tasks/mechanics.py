@@ -148,9 +148,40 @@ def mechanics_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
                 out.append(Problem(f"{f}.items[{j}].count", "count must be a whole number of at least 1", "fix it"))
         for j, pl in enumerate(h.at):
             out += _place_problems(f"{f}.at[{j}]", pl, w, walk=True)
+    out += _hidden_leaks(task, w)
     ids = [h.id for h in m.hidden]
     for dup in sorted({x for x in ids if ids.count(x) > 1}):
         out.append(Problem("hidden", f"two hidden entries have the id '{dup}'", "give each its own id"))
+    return out
+
+
+def _hidden_leaks(task: "Task", w: "WorldIndex") -> list[Problem]:
+    """A hidden thing a brief gives away: the text names the chosen candidate (its node id or its place), and
+    it is the only candidate or the text does not name all the others too (a brief may say "one of these three
+    rocks", not which)."""
+    from ..world.events import resolve_place
+
+    texts = [("relevant_game_context", task.relevant_game_context), ("task.description", task.description),
+             ("objectives.primary", task.objectives.primary)]
+    texts += [(f"{a.agent_id}.guideline", a.guideline) for a in task.agents]
+    out: list[Problem] = []
+    for i, h in enumerate(task.mechanics.hidden if task.mechanics else []):
+        if h.pick == "seed":
+            continue  # drawn per episode: no text can name it
+        if h.kind == "vein":
+            marks = [{n} for n in h.nodes]
+        else:
+            try:
+                marks = [{f"({x},{y})", f"{x},{y}"} for x, y, _ in (resolve_place(w.loaded, pl, 0) for pl in h.at)]
+            except KeyError:
+                continue  # an unknown landmark: reported with the place
+        for field, text in texts:
+            flat = text.replace(" ", "")
+            named = [any(m.replace(" ", "") in flat for m in mark) for mark in marks]
+            if named[int(h.pick)] and (len(named) == 1 or not all(named)):
+                out.append(Problem(f"hidden[{i}]", f"{field} names where the hidden {h.kind} '{h.id}' is",
+                                   "leave it out of the briefs (an agent learns it by going there), or name every "
+                                   "candidate alike"))
     return out
 
 
