@@ -316,3 +316,69 @@ def test_a_task_with_world_events_joint_actions_and_hidden_info_replays(tmp_path
     assert any(getattr(e, "events", None) for e in read_events(folder)), "no world event fired"
     report = check(folder)
     assert report.ok, [m.text() for m in report.mismatches]
+
+
+class _StopAt:
+    """A run's budget callback: asks the episode to stop after its ``n``-th turn event."""
+
+    def __init__(self, n: int, reason: str = "budget_stop"):
+        self.n, self.seen, self.reason = n, 0, reason
+
+    def __call__(self, event):
+        if isinstance(event, TurnEvent):
+            self.seen += 1
+            if self.seen == self.n:
+                return self.reason
+        return None
+
+
+def test_an_episode_stopped_by_the_run_budget_replays_to_the_same_point(tmp_path):
+    from agentworld.core.play.policies import PolicyTeam, make_policy
+
+    task = find_task(SMALL)
+    ep = Episode(task, PolicyTeam(make_policy("oracle", 0, task)), out_dir=tmp_path / "ep", progress=_StopAt(7))
+    result = asyncio.run(ep.run())
+    assert result.end_reason == "budget_stop" and result.turns == 7
+    report = check(tmp_path / "ep")
+    assert report.ok, [m.text() for m in report.mismatches]
+    assert report.turns == 7
+
+
+def test_a_record_without_its_task_file_replays_from_task_json_and_an_old_record_says_what_it_lacks(tmp_path):
+    own = tmp_path / "mine.yaml"
+    shutil.copy(find_task(SMALL).path, own)
+    out = tmp_path / "run"
+    assert invoke("run", "--task", str(own), "--framework", "random", "--out", str(out), "--no-progress").exit_code == 0
+    [folder] = episodes(out)
+    own.unlink()
+    report = check(folder)
+    assert report.ok and report.task_source.endswith("task.json")
+    assert any("sha256 cannot be checked" in n for n in report.notes)
+    # a v0.2 record: no provenance fields, no observation digests, no task.json: replayed against the shipped task
+    lines = (folder / "trajectory.jsonl").read_text().splitlines()
+    old = []
+    for line in lines:
+        d = json.loads(line)
+        for k in ("harness_version", "task_file", "task_sha256", "world_pins", "world_backend", "turn_timeout",
+                  "observation_sha256"):
+            d.pop(k, None)
+        old.append(json.dumps(d, separators=(",", ":")))
+    (folder / "trajectory.jsonl").write_text("\n".join(old) + "\n")
+    (folder / "task.json").unlink()
+    report = check(folder)
+    assert report.ok, [m.text() for m in report.mismatches]
+    assert any("does not record harness_version, task_sha256, world_pins, turn_timeout" in n for n in report.notes)
+    assert any("no observation digests" in n for n in report.notes)
+    assert any("replayed against the shipped task_01_staff" in n for n in report.notes)
+
+
+def test_a_game_server_episode_is_refused_with_the_reason(random_run, tmp_path):
+    def edit(lines):
+        d = json.loads(lines[0])
+        d["world_backend"] = "paper-server"
+        lines[0] = json.dumps(d, separators=(",", ":"))
+        return lines
+
+    folder = _tamper(episodes(random_run)[0], tmp_path / "t", edit)
+    r = invoke("replay", str(folder), "--check")
+    assert r.exit_code == 2 and "'paper-server' world backend" in r.output

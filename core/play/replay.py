@@ -471,10 +471,14 @@ async def _check_into(record: EpisodeRecord, resolved: ResolvedTask, mismatches:
         mismatches.append(Mismatch("replay", f"the replayed episode raised {type(exc).__name__}: {exc}"))
         result = None
     replayed = read_events(out / TRAJECTORY_FILE) if (out / TRAJECTORY_FILE).is_file() else []
-    mismatches += [m for m in first_event_mismatches(record.events, replayed) if m is not None]
     notes = list(record.notes) + resolved.notes
-    if record.end is not None and record.end.reason in ("aborted", "error"):
-        notes.append(f"the recorded episode ended with {record.end.reason!r}: replayed up to where it stopped")
+    cut = record.end.reason if record.end is not None and record.end.reason in ("aborted", "error") else None
+    if cut is not None and result is not None:  # stopped at the recorded point; how it stopped is not replayable
+        notes.append(f"the recorded episode ended with {cut!r}: replayed up to where it stopped")
+        if replayed and isinstance(replayed[-1], EndEvent):
+            replayed[-1] = replayed[-1].model_copy(update={"reason": cut})
+        result = result.model_copy(update={"end_reason": cut})
+    mismatches += [m for m in first_event_mismatches(record.events, replayed) if m is not None]
     if result is not None:
         if record.result is not None:
             m = _file_mismatch(RESULT_FILE, _result_view(record.result), _result_view(result))
