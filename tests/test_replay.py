@@ -382,3 +382,29 @@ def test_a_game_server_episode_is_refused_with_the_reason(random_run, tmp_path):
     folder = _tamper(episodes(random_run)[0], tmp_path / "t", edit)
     r = invoke("replay", str(folder), "--check")
     assert r.exit_code == 2 and "'paper-server' world backend" in r.output
+
+
+def test_a_record_from_another_world_is_named_by_its_pin(random_run, tmp_path):
+    def edit(lines):
+        d = json.loads(lines[0])
+        d["world_pins"]["data_sha256"] = "0" * 64
+        lines[0] = json.dumps(d, separators=(",", ":"))
+        return lines
+
+    report = check(_tamper(episodes(random_run)[0], tmp_path / "t", edit))
+    assert [m.text() for m in report.mismatches][0].startswith(
+        "world: world_pins.data_sha256: recorded '000000")
+
+
+def test_replay_without_check_reports_but_neither_fails_nor_stamps(random_run, tmp_path):
+    def edit(lines):
+        i = _turn_lines(lines)[0]
+        d = json.loads(lines[i])
+        d["ok"] = not d["ok"]
+        lines[i] = json.dumps(d, separators=(",", ":"))
+        return lines
+
+    folder = _tamper(episodes(random_run)[0], tmp_path / "t", edit)
+    r = invoke("replay", str(folder), "--out", str(tmp_path / "again"))
+    assert r.exit_code == 0 and "differs from the record" in r.output and ": ok: recorded" in r.output
+    assert not (folder / "replay.json").exists() and (tmp_path / "again" / "trajectory.jsonl").is_file()
