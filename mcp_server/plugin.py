@@ -239,6 +239,10 @@ def register_commands(cli: Any) -> None:
               session_idle_timeout: float, stream_after: float | None, world: str | None, server_url: str | None,
               world_option: tuple[str, ...]) -> None:
         """Serve a task's seats over MCP (streamable HTTP) and run the episode when the players connect."""
+        try:  # an MCP SDK the server does not know is refused with the fix, not a traceback
+            from . import transport  # noqa: F401
+        except ImportError as exc:
+            raise click.ClickException(str(exc)) from None
         from ..core.tasks.task import TaskError
         from ..core.world.api import WorldUnavailable
         from .guard import HttpLimits, is_loopback, transport_security

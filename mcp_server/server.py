@@ -31,7 +31,10 @@ from typing import Any, Iterable
 from urllib.parse import parse_qs
 
 import uvicorn
-from mcp import types
+
+# first: the transport refuses an MCP SDK whose internals it does not know, with the fix (before mcp's imports)
+from .transport import answer_when_ready, live_sessions, mcp_path_first, request_context, set_server_version
+from mcp import types  # noqa: E402
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -44,7 +47,6 @@ from ..core.world.tools import CHAT_TOOLS, TOOL_NAMES, TOOLS
 from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transport_security
 from .seats import Seat, make_seats, new_token
 from .tracker import Flag, TurnTracker
-from .transport import answer_when_ready, mcp_path_first
 
 MCP_PATH = "/mcp"
 MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
@@ -194,7 +196,7 @@ class GameMcp(FastMCP):
             "Read agentworld://brief for your task and role."), log_level="WARNING", **settings)
         # the server's version in serverInfo; without it the SDK reads mcp's package metadata for every new
         # session (about 6 ms each: 0.6 s of the episode's loop for 100 seats)
-        self._mcp_server.version = __version__
+        set_server_version(self, __version__)
 
     def _request(self) -> Request | None:
         ctx = self.get_context()
@@ -212,10 +214,7 @@ class GameMcp(FastMCP):
         return self.owner.tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        try:  # the request context itself: FastMCP's Context (a pydantic model) is built only to report progress
-            rc = self._mcp_server.request_context
-        except LookupError:
-            rc = None
+        rc = request_context(self)  # FastMCP's Context (a pydantic model) is built only to report progress
         req = rc.request if rc is not None and isinstance(rc.request, Request) else None
         agent = self.caller(req)
         if agent is None:
@@ -333,7 +332,7 @@ class EpisodeMcpServer:
         # guard (bodies within limits, malformed input refused 4xx), then the MCP SDK
         app = self._auth = SeatAuth(HttpGuard(mcp_path_first(mcp), self.limits), self._tokens,
                                     on_connect=self._on_connect, max_sessions_per_seat=self.limits.max_sessions_per_seat,
-                                    live_sessions=lambda: _live_sessions(mcp))
+                                    live_sessions=lambda: live_sessions(mcp))
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only for a socket created
         # with it (proto 0 leaves Nagle on: a 40 ms stall per request on a reused connection)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
@@ -569,13 +568,6 @@ class EpisodeMcpServer:
             return prompts.render_system(task, me, self.episode.world.rules)
         except Exception:  # prompts or world not ready: a plain brief from the task fields
             return compose_brief(task, agent)
-
-
-def _live_sessions(mcp: FastMCP) -> set[str] | None:
-    """Session ids the SDK's session manager still serves (None if this SDK version hides them)."""
-    manager = getattr(mcp, "_session_manager", None)
-    instances = getattr(manager, "_server_instances", None)
-    return set(instances) if isinstance(instances, dict) else None
 
 
 def compose_brief(task: Any, agent_id: str) -> str:

@@ -18,6 +18,15 @@ when the stream opens. Initialize, notifications, anything malformed and servers
 A ``tools/call`` of an initialized session is also *handled* here rather than passed through the SDK's
 session and server loops (see "tools/call answered here" below): the same handler, request context and
 response, two memory-stream hops, a task and a second validation fewer per call.
+
+**The one module of agentworld that reaches beyond the MCP SDK's public API.** The transport above
+subclasses the SDK's streamable HTTP transport and session manager and uses their internals; the server's
+lowlevel handle (its version and request context) and the session manager's live sessions are read here too
+(:func:`set_server_version`, :func:`request_context`, :func:`live_sessions`). Internals change without notice,
+so this module refuses, at import, an SDK outside the versions it was written and tested against
+(:data:`KNOWN_SDK`), naming the installed version and the fix, rather than failing somewhere inside a
+call; ``tests/test_mcp_transport.py`` fails loudly on such an SDK. Every other module of ``mcp_server`` uses
+the SDK's public API.
 """
 
 from __future__ import annotations
@@ -25,28 +34,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from http import HTTPStatus
+from importlib import metadata
 from typing import Any
 
-import anyio
-from mcp import types
-from mcp.server.fastmcp import FastMCP
-from mcp.server.lowlevel.server import Server, request_ctx
-from mcp.server.streamable_http import (
+# the MCP SDK versions whose internals this module was written and tested against: >= FIRST, < BEYOND
+KNOWN_SDK = ((1, 24), (2, 0))
+
+
+class UnknownSdk(ImportError):
+    """The installed MCP SDK is not one this module knows (see :data:`KNOWN_SDK`)."""
+
+
+def sdk_version() -> str:
+    return metadata.version("mcp")
+
+
+def check_sdk(version: str) -> None:
+    """Raise :class:`UnknownSdk` unless ``version`` of the MCP SDK is within :data:`KNOWN_SDK`."""
+    (first, beyond), parts = KNOWN_SDK, []
+    for part in version.split(".")[:2]:
+        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+        parts.append(int(digits) if digits else -1)
+    known_range = f">={first[0]}.{first[1]},<{beyond[0]}" + (f".{beyond[1]}" if beyond[1] else "")
+    if not first <= tuple(parts) < beyond:
+        raise UnknownSdk(f"agentworld's MCP server runs on the MCP SDK (package 'mcp') {known_range}, and mcp "
+                         f"{version} is installed: pip install 'mcp{known_range}' (the SDK's 2.x is not supported "
+                         "yet; see docs/mcp.md)")
+
+
+check_sdk(sdk_version())  # before any import of the SDK's internals below
+
+import anyio  # noqa: E402 - after the version check
+from mcp import types  # noqa: E402
+from mcp.server.fastmcp import FastMCP  # noqa: E402
+from mcp.server.lowlevel.server import Server, request_ctx  # noqa: E402
+from mcp.server.streamable_http import (  # noqa: E402
     CONTENT_TYPE_SSE, MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_ID_HEADER, REQUEST_STREAM_BUFFER_SIZE, EventMessage,
     StreamableHTTPServerTransport)
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.shared.context import RequestContext
-from mcp.shared.exceptions import McpError
-from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-from mcp.types import (
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # noqa: E402
+from mcp.shared.context import RequestContext  # noqa: E402
+from mcp.shared.exceptions import McpError  # noqa: E402
+from mcp.shared.message import ServerMessageMetadata, SessionMessage  # noqa: E402
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS  # noqa: E402
+from mcp.types import (  # noqa: E402
     DEFAULT_NEGOTIATED_VERSION, ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest,
     JSONRPCResponse)
-from pydantic import ValidationError
-from pydantic_core import to_json
-from sse_starlette import EventSourceResponse
-from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
+from pydantic import ValidationError  # noqa: E402
+from pydantic_core import to_json  # noqa: E402
+from sse_starlette import EventSourceResponse  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.types import Receive, Scope, Send  # noqa: E402
 
 _STREAM = object()  # put in a request's stream when stream_after has passed with nothing for it
 _GONE = object()  # ... when its client disconnected first
@@ -359,3 +396,26 @@ def mcp_path_first(mcp: FastMCP) -> Any:
             await app(scope, receive, send)
 
     return asgi
+
+
+# -- the server's own internals ----------------------------------------------------------------------------
+def set_server_version(mcp: FastMCP, version: str) -> None:
+    """The server's version in ``serverInfo`` (FastMCP takes none; without it the SDK reads mcp's package
+    metadata for every new session: about 6 ms each, 0.6 s of the episode's loop for 100 seats)."""
+    mcp._mcp_server.version = version
+
+
+def request_context(mcp: FastMCP) -> RequestContext | None:
+    """The request context of the request being handled, or None outside one (FastMCP's ``get_context``
+    builds a pydantic model per call around the same thing)."""
+    try:
+        return mcp._mcp_server.request_context
+    except LookupError:
+        return None
+
+
+def live_sessions(mcp: FastMCP) -> set[str] | None:
+    """Session ids the SDK's session manager still serves (None if this SDK version hides them)."""
+    manager = getattr(mcp, "_session_manager", None)
+    instances = getattr(manager, "_server_instances", None)
+    return set(instances) if isinstance(instances, dict) else None

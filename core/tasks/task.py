@@ -110,8 +110,7 @@ class Task(BaseModel):
 
     def _agent_index(self) -> dict[str, AgentDef]:
         """id or username -> agent (the first agent in order wins a clash), rebuilt when ``agents`` changes."""
-        private = self.__pydantic_private__  # read directly: pydantic's attribute lookup of a private field is slow
-        cached = private.get("_agents_by_ref") if private is not None else None
+        cached = self._agents_by_ref
         if cached is None or cached[0] is not self.agents or cached[1] != len(self.agents):
             index: dict[str, AgentDef] = {}
             for a in self.agents:

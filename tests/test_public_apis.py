@@ -1,0 +1,66 @@
+"""Dependencies are used through their public APIs (DESIGN section 11, issue 30): no writes to pydantic's
+private slots or modules, collector settings only in the agentworld program's entry point, and every reach
+into the MCP SDK's internals in its one version-checked module (``mcp_server/transport.py``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = [p for d in ("core", "mcp_server", "plugins") for p in (ROOT / d).rglob("*.py")]
+
+
+def _offenders(pattern: str, allowed: tuple[str, ...] = ()) -> list[str]:
+    found = []
+    for path in SOURCES:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in allowed:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(pattern, code):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    return found
+
+
+def test_the_sources_are_scanned():
+    assert len(SOURCES) > 50 and any(p.name == "transport.py" for p in SOURCES)
+
+
+def test_no_private_pydantic_module_or_slot_is_used():
+    assert not _offenders(r"pydantic\.plugin\._loader|pydantic\._internal|from pydantic\._")
+    assert not _offenders(r"__pydantic_(fields_set|extra|private|on_complete)__")
+
+
+def test_the_collector_is_set_only_in_the_programs_entry_point():
+    assert not _offenders(r"\bgc\.(freeze|unfreeze|set_threshold|disable|enable)\b|atexit\.register\(gc",
+                          allowed=("core/cli/collector.py",))
+
+
+# what reaches into the MCP SDK beyond its public API: private attributes, private modules, the streamable
+# HTTP transport's and session manager's classes and constants, the server's request context variable
+SDK_INTERNALS = (r"\._mcp_server\b|\._session_manager\b|_server_instances|\brequest_ctx\b|from mcp[.\w]*\._|"
+                 r"SessionMessage|REQUEST_STREAM_BUFFER_SIZE|StreamableHTTPSessionManager|"
+                 r"StreamableHTTPServerTransport|mcp\.server\.lowlevel\.server")
+
+
+def test_the_mcp_sdks_internals_are_reached_only_in_the_transport_module():
+    assert not _offenders(SDK_INTERNALS, allowed=("mcp_server/transport.py",))
+    assert _offenders(SDK_INTERNALS)  # the pattern finds what it is for (in the transport module)
+
+
+def test_the_transport_knows_the_installed_sdk_and_refuses_others_with_the_fix():
+    """An SDK outside the versions the transport was written against is refused at import with the installed
+    version and the pip command (this file's import of the server fails loudly the same way)."""
+    from agentworld.mcp_server.transport import KNOWN_SDK, UnknownSdk, check_sdk, sdk_version
+
+    check_sdk(sdk_version())  # the installed one is known
+    for known in ("1.24.0", "1.30.0", "1.29.1.post1", "1.99"):
+        check_sdk(known)
+    for unknown in ("2.0.0", "2.3.0", "1.23.3", "0.9.1", "3.0"):
+        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.24,<2'"):
+            check_sdk(unknown)
+    assert KNOWN_SDK == ((1, 24), (2, 0))
