@@ -408,3 +408,18 @@ def test_replay_without_check_reports_but_neither_fails_nor_stamps(random_run, t
     r = invoke("replay", str(folder), "--out", str(tmp_path / "again"))
     assert r.exit_code == 0 and "differs from the record" in r.output and ": ok: recorded" in r.output
     assert not (folder / "replay.json").exists() and (tmp_path / "again" / "trajectory.jsonl").is_file()
+
+
+def test_a_truncated_record_is_caught_where_it_stops(random_run, tmp_path):
+    cut: dict = {}
+
+    def edit(lines):
+        i = _turn_lines(lines)[20]
+        cut.update(json.loads(lines[i]))
+        return lines[:i]  # a copy that stopped mid-episode: no end event
+
+    report = check(_tamper(episodes(random_run)[0], tmp_path / "t", edit))
+    assert any("no end event" in n for n in report.notes)
+    first = report.first
+    assert (first.round, first.agent) == (cut["round"], cut["agent"])
+    assert "the replay goes on" in first.field
