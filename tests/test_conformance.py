@@ -122,7 +122,10 @@ BEHAVIOURS: dict[str, dict[str, list[Any]]] = {
     "no_call": {"agent_3": [None]},
     "service_500_twice": {"agent_3": [FAULT_500, FAULT_500]},
     "model_times_out": {"agent_3": [HANG]},
+    "bare_sleep": {"agent_3": [("sleep", {})]},  # sleep needs no argument: a wait, not an action
+    "chat_refused": {},  # no_communication: the scout's chat is an unknown tool, not a chat
 }
+VARIANTS = {"chat_refused": "no_communication"}
 MODEL_ONLY = {"no_call", "service_500_twice", "model_times_out"}  # not playable by an external client
 
 
@@ -131,14 +134,14 @@ def tip_task() -> Task:
 
 
 def policy(behaviour: str, task: Task) -> Policy:
-    base = ChatTip() if behaviour == "chat_dependent" else OraclePolicy(task)
+    base = ChatTip() if behaviour in ("chat_dependent", "chat_refused") else OraclePolicy(task)
     return Scripted(base, BEHAVIOURS[behaviour])
 
 
 def new_episode(task: Task, team: Any, framework: str, turn_timeout: float = TURN_TIMEOUT,
-                build_team: Any = None) -> Episode:
+                build_team: Any = None, variant: str = "vanilla") -> Episode:
     return Episode(task, team, world=EmbeddedWorld(fixture_world(), seed=0), framework=framework,
-                   model="scripted", turn_timeout=turn_timeout, build_team=build_team)
+                   model="scripted", turn_timeout=turn_timeout, build_team=build_team, variant=variant)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -162,7 +165,7 @@ async def play_framework(framework: str, tools: str, behaviour: str) -> tuple[Ep
         return team
 
     ep = new_episode(task, None, framework, HANG_TIMEOUT if behaviour == "model_times_out" else TURN_TIMEOUT,
-                     build_team=build)
+                     build_team=build, variant=VARIANTS.get(behaviour, "vanilla"))
     result = await ep.run()
     return result, [e for e in ep.events if isinstance(e, TurnEvent)]
 
@@ -191,7 +194,8 @@ async def external_seat(url: str, token: str, agent_id: str, plan: Policy) -> No
 async def play_external(behaviour: str) -> tuple[EpisodeResult, list[TurnEvent]]:
     task = tip_task()
     plan = policy(behaviour, task)
-    ep = new_episode(task, ExternalSeatsTeam(turn_timeout=TURN_TIMEOUT), "mcp")
+    ep = new_episode(task, ExternalSeatsTeam(turn_timeout=TURN_TIMEOUT), "mcp",
+                     variant=VARIANTS.get(behaviour, "vanilla"))
     async with EpisodeMcpServer(ep, turn_timeout=TURN_TIMEOUT) as server:
         seats = [asyncio.create_task(external_seat(server.url, server.token(a), a, plan)) for a in task.agent_ids]
         result = await ep.run()
@@ -199,7 +203,7 @@ async def play_external(behaviour: str) -> tuple[EpisodeResult, list[TurnEvent]]
     return result, [e for e in ep.events if isinstance(e, TurnEvent)]
 
 
-COUNTERS = {"success", "end_reason", "rounds", "actions", "chats", "tool_errors", "no_calls", "refused_calls",
+COUNTERS = {"success", "end_reason", "rounds", "actions", "chats", "waits", "tool_errors", "no_calls", "refused_calls",
             "infra_errors", "harness_errors", "psr"}
 
 
@@ -245,9 +249,21 @@ async def test_every_path_scores_the_same_behaviour_the_same(behaviour):
         "malformed_json": (False, "bad_args"), "unknown_tool": (False, "unknown_tool"),
         "wrong_types": (False, "bad_args"), "array_arguments": (False, "bad_args"),
         "no_call": (False, "no_call"), "service_500_twice": (True, None), "model_times_out": (False, "infra"),
+        "bare_sleep": (True, None), "chat_refused": (True, None),
     }[behaviour]
     assert (helper.ok, helper.error) == expect, helper.result
-    assert ref_result.success  # the scout and the woodcutter solve it whatever the helper does
+    # the scout and the woodcutter solve it whatever the helper does (unless their chat is taken away)
+    assert ref_result.success == (behaviour != "chat_refused")
+    if behaviour in ("oracle", "chat_dependent", "bare_sleep"):  # the helper waited; the scout's tip was a chat
+        assert helper.tool == "sleep" and not helper.counts_as_action
+        assert (ref_result.chats, ref_result.waits, ref_result.actions) == (1, 1, 1)
+    if behaviour == "bare_sleep":
+        assert helper.arguments == {} and helper.parsed_arguments == {"seconds": None}
+    if behaviour == "chat_refused":  # a chat the episode does not offer: a tool error that uses the budget
+        scout = next(e for e in ref_events if e.agent == "agent_1")
+        assert (scout.tool, scout.ok, scout.error, scout.counts_as_action) == ("chat", False, "unknown_tool", True)
+        assert "chat is disabled" in scout.result
+        assert (ref_result.chats, ref_result.tool_errors) == (0, sum(1 for e in ref_events if e.agent == "agent_1"))
     if behaviour == "malformed_json":
         assert "not valid JSON" in helper.result and helper.raw_calls[0].arguments == '{"x": 8, "y": '
         assert helper.counts_as_action and ref_result.tool_errors == 1

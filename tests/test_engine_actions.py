@@ -82,19 +82,23 @@ def test_repeated_long_moves_follow_one_path():
     assert w.move_character("agent_1", 20, 5).ok
 
 
-@pytest.mark.parametrize("x,y,phrase", [(15, 5, "Mountain is not walkable"), (5, 5, "Oak Tree oak_tree#1 stands there"),
-                                        (-3, 400, "off the map"), (35, 5, "separate area")])
-def test_move_refuses_blocked_off_map_and_unreachable_tiles(x, y, phrase):
+@pytest.mark.parametrize("x,y,phrase", [(-3, 400, "off the map"), (35, 5, "separate area")])
+def test_move_refuses_off_map_and_unreachable_tiles(x, y, phrase):
     w = make_world()
     r = w.move_character("agent_1", x, y)
     assert not r.ok and r.error == "blocked" and phrase in r.text
     assert w.player_state("agent_1").x == 6  # nothing moved
 
 
-def test_move_blocked_suggests_nearest_walkable_tile():
+@pytest.mark.parametrize("x,y,said,end", [(15, 5, "(15,5) is mountain (not walkable); you stand beside it at (14,5).", (14, 5)),
+                                          (5, 5, "(5,5) is oak_tree#1's tile; you stand beside it at", None)])
+def test_move_to_a_blocked_tile_ends_beside_it(x, y, said, end):
     w = make_world()
-    r = w.move_character("agent_1", 15, 5)
-    assert "move_character(x=14, y=5)" in r.text
+    r = w.move_character("agent_1", x, y)
+    assert r.ok and r.text.startswith(said), r.text
+    st = w.player_state("agent_1")
+    assert abs(st.x - x) + abs(st.y - y) == 1 and w.map.walkable(st.x, st.y)
+    assert end is None or (st.x, st.y) == end
 
 
 def test_move_to_own_tile_is_ok():

@@ -247,19 +247,43 @@ async def test_whatever_a_model_sends_is_sanitised_and_cannot_end_the_episode(tm
 
 
 # -- retirement and end reasons -------------------------------------------------------------------------------
-async def test_max_action_steps_retires_and_chat_does_not_count(tmp_path):
+async def test_max_action_steps_retires_and_chat_and_sleep_do_not_count(tmp_path):
     async def talk(turn):
         await turn.port.call("chat", {"message": "still here"})
 
-    script = {(r, "agent_1"): talk for r in range(1, 10)}
-    ep = Episode(base_task(rounds=6, max_action_steps=2), ScriptTeam(script), out_dir=tmp_path)
+    async def stop(turn):
+        await turn.port.call("stop_action", {})
+
+    script = {(r, "agent_1"): talk for r in range(1, 10)} | {(r, "agent_2"): stop for r in range(1, 10)}
+    team = ScriptTeam(script)  # agent_3 sleeps every turn
+    ep = Episode(base_task(rounds=6, max_action_steps=2), team, out_dir=tmp_path)
     res = await ep.run()
     per_agent = {a: [e for e in turn_events(ep) if e.agent == a] for a in ep.agent_ids}
     assert len(per_agent["agent_1"]) == 6  # chat only: never retired
-    assert len(per_agent["agent_2"]) == 2 and len(per_agent["agent_3"]) == 2
-    assert not ep.world.player_state("agent_2").active
+    assert len(per_agent["agent_3"]) == 6  # sleep only: never retired either
+    assert len(per_agent["agent_2"]) == 2 and not ep.world.player_state("agent_2").active
+    assert [t.extra["actions_left"] for t in team.turns if t.agent_id == "agent_3"] == [2] * 6
+    assert all(not e.counts_as_action for e in per_agent["agent_3"] + per_agent["agent_1"])
     assert res.end_reason == "round_budget" and res.rounds == 6
-    assert res.chats == 6 and res.actions == 4
+    assert (res.chats, res.waits, res.actions) == (6, 6, 2)
+    written = json.loads((tmp_path / "result.json").read_text())
+    assert (written["chats"], written["waits"], written["actions"]) == (6, 6, 2)
+
+
+async def test_a_failed_chat_is_a_tool_error_not_a_chat(tmp_path):
+    async def empty(turn):
+        await turn.port.call("chat", {"message": ""})
+
+    async def bare_sleep(turn):
+        await turn.port.call("sleep", {})
+
+    script = {(1, "agent_1"): empty, (1, "agent_2"): bare_sleep}
+    ep = Episode(base_task(rounds=1), ScriptTeam(script), out_dir=tmp_path)
+    res = await ep.run()
+    first = {e.agent: e for e in turn_events(ep)}
+    assert first["agent_1"].error == "bad_args" and not first["agent_1"].counts_as_action
+    assert first["agent_2"].ok and "wait" in first["agent_2"].result
+    assert (res.chats, res.waits, res.tool_errors, res.actions) == (0, 2, 1, 0)
 
 
 async def test_complete_retires_and_no_active_agents_ends(tmp_path):

@@ -241,7 +241,8 @@ async def test_a_team_that_returns_none_from_act_loses_nothing(tmp_path):
     assert turns[(1, "agent_1")]["tool"] == "sleep" and turns[(1, "agent_1")]["ok"]
     assert turns[(1, "agent_2")]["error"] == "no_call"
     assert turns[(1, "agent_3")]["error"] == "harness_error" and "not a TurnOutcome" in turns[(1, "agent_3")]["harness_error"]
-    assert (result.actions, result.no_calls, result.harness_errors) == (2, 2, 2)
+    assert (result.waits, result.no_calls, result.harness_errors) == (2, 2, 2)
+    assert result.actions == 0  # sleeps are waits, not actions
     assert result.end_reason == "round_budget"
 
 
@@ -266,7 +267,7 @@ async def test_refused_calls_with_unstorable_arguments_are_sanitised(tmp_path):
     raw.decode("utf-8")  # written as valid UTF-8
     events = [json.loads(line) for line in raw.splitlines()]
     turn = next(e for e in events if e["type"] == "turn")
-    assert result.refused_calls == 2 * len(task.agents) and result.actions == len(task.agents)
+    assert result.refused_calls == 2 * len(task.agents) and result.waits == len(task.agents)
     refused = turn["refused"][0]
     assert refused["tool"] == "chat\ufffd" and refused["arguments"]["message"] == "hi \ufffd"
     assert len(refused["arguments"]["blob"]) < 4_100 and "cut" in refused["arguments"]["blob"]

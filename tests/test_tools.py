@@ -61,7 +61,7 @@ def test_snake_case_arguments_and_numeric_target_ids_are_accepted():
 def test_bad_arguments_are_refused_before_the_engine():
     w = make_world()
     cases = [
-        ("move_character", {"x": 3}), ("move_character", {"x": "left", "y": 2}), ("sleep", {"seconds": 0}),
+        ("move_character", {"x": 3}), ("move_character", {"x": "left", "y": 2}), ("sleep", {"minutes": 3}),
         ("craft_item", {"skill": "Alchemy", "itemKey": "stick"}), ("equip_item", {}),
         ("transfer_items", {"targetPlayer": "miner", "itemKey": "logs", "count": 0}),
         ("harvest_resource", {"targetInstance": ""}), ("chat", {"message": ""}), ("stop_action", {"foo": 1}),

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..play.records import EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent, parse_event
 from ..world.factories import empty_list
-from ..world.tools import CHAT_TOOLS, format_call
+from ..world.tools import CHAT_TOOLS, WAIT_TOOLS, format_call
 
 CCE_FILE = "cce.json"
 CCE_DIR = "cce"  # one file per judge label, so several judges can be compared on the same run
@@ -157,7 +157,9 @@ def load_episode(path: str | Path, *, with_task: bool = True) -> EpisodeData:
         if isinstance(ev, StartEvent):
             start = ev
         elif isinstance(ev, TurnEvent):
-            if ev.tool:  # a turn without a tool call is no action (the paper counts calls and messages)
+            # a turn without a tool call is no action (the paper counts calls and messages), nor is a wait
+            # (sleep passes the turn on purpose: counting it would make waiting for a teammate lower CCE)
+            if ev.tool and not (ev.ok and ev.tool in WAIT_TOOLS):
                 turns.append(ev)
         elif isinstance(ev, TickEvent):
             ticks.append(ev)

@@ -14,7 +14,7 @@ from typing import Any
 from .graph import action_id
 from ..world.effects import ChatDelivery, Effects, Harvest, ItemDelta, Move, Transfer, Crafted, Kill
 from ..play.records import Checkpoint, EndEvent, EpisodeResult, StartEvent, TickEvent, TurnEvent
-from ..world.tools import CHAT_TOOLS
+from ..world.tools import CHAT_TOOLS, FREE_TOOLS, WAIT_TOOLS
 
 
 @dataclass
@@ -29,7 +29,7 @@ class EpisodeBuilder:
         self.turns.append(TurnEvent(step=len(self.turns), round=rnd, agent=agent, username=self.agents[agent],
                                     tool=tool, arguments=args, ok=ok, result=result or ("ok" if ok else "failed"),
                                     error=None if ok else "invalid", effects=effects,
-                                    counts_as_action=tool not in CHAT_TOOLS))
+                                    counts_as_action=tool not in FREE_TOOLS))
         return action_id(rnd, agent)
 
     def move(self, rnd: int, agent: str, start: tuple[int, int], end: tuple[int, int], ok: bool = True) -> str:
@@ -97,7 +97,9 @@ class EpisodeBuilder:
             episode_id=eid, task_id=self.task_id, n_agents=len(self.agents), seed=0, framework="synthetic", model="",
             success=success, psr=1.0 if success else 0.0, checkpoints=checkpoints or [],
             end_reason="verifier_passed" if success else "round_budget", rounds=rounds, max_rounds=rounds,
-            actions=sum(1 for t in self.turns if t.counts_as_action), chats=sum(1 for t in self.turns if not t.counts_as_action),
+            actions=sum(1 for t in self.turns if t.counts_as_action),
+            chats=sum(1 for t in self.turns if t.tool in CHAT_TOOLS and t.ok),
+            waits=sum(1 for t in self.turns if t.tool in WAIT_TOOLS and t.ok),
             tool_errors=sum(1 for t in self.turns if not t.ok), no_calls=0, refused_calls=0, infra_errors=0)
         (folder / "result.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
         return folder

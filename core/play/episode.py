@@ -40,7 +40,8 @@ from .view import AgentView, TeamView
 from .records import (AgentStatus, EndEvent, EndReason, EpisodeOutcome, EpisodeResult, ForkOrigin, ModelAttempt,
                       RawCall, RefusedCall, StartEvent, TickEvent, TurnEvent)
 from ..tasks.task import Task
-from ..world.tools import CHAT_TOOLS, TOOLS, ToolSpec
+from ..world.tools import TOOLS, ToolSpec
+from .notes import note_filter
 from .trajectory import TRAJECTORY_FILE, TrajectoryWriter, read_events
 from ..tasks.variants import Variant, apply_variant, get_variant
 from .coordinator import brief_note, hub_tools
@@ -114,9 +115,11 @@ class TurnGate:
     This is the one place of the turn contract (docs/protocol.md): every path (in-process frameworks, their
     ``--tools mcp`` clients, external MCP seats, scripted teams) hands the call here as emitted."""
 
-    def __init__(self, world: World, tools: dict[str, ToolSpec], is_active: Callable[[str], bool]):
+    def __init__(self, world: World, tools: dict[str, ToolSpec], is_active: Callable[[str], bool],
+                 posts: dict[tuple[int, int], tuple[str, str]] | None = None):
         self.world = world
         self.tools = tools  # the tools this episode offers (the variant may have removed chat)
+        self.posts = posts or {}  # tile -> (agent id, username) whose objective names it as its post
         self.is_active = is_active
         self.current: str | None = None
         self.round = 0
@@ -232,10 +235,22 @@ class TurnGate:
                 rec.harness_error = traceback.format_exc()
                 result = ToolResult.fail("harness_error", f"No action: the game engine failed while running {name} "
                                                           f"({type(exc).__name__}); this turn is not held against you.")
+        if self.posts and result.ok and result.effects.move is not None:
+            result = self._post_said(agent_id, result)
         rec.tool_s = time.perf_counter() - t0
         rec.result = result
         self._set_called()
         return result
+
+    def _post_said(self, agent_id: str, result: ToolResult) -> ToolResult:
+        """A walk that ends on a tile some player's objective names as its post says whose post it is (a
+        player one tile short of its own post, on a teammate's, would not know otherwise)."""
+        end = tuple(result.effects.move.end)
+        owner = self.posts.get(end)  # type: ignore[arg-type]
+        if owner is None:
+            return result
+        whose = "your own post" if owner[0] == agent_id else f"{owner[1]}'s post"
+        return result.model_copy(update={"text": f"{result.text} ({end[0]},{end[1]}) is {whose}."})
 
     async def wait_turn(self, agent_id: str, timeout: float | None = None) -> bool:
         """Block until it is ``agent_id``'s turn and it has not acted yet. False on timeout, end, or retirement."""
@@ -302,6 +317,20 @@ def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[s
         options = {**(options or {}), "mechanics": task.mechanics}
 
     return plugins.get("world", backend)(dict(task.world_rules), seed=seed, **(options or {}))
+
+
+def posts_of(task: Task) -> dict[tuple[int, int], tuple[str, str]]:
+    """tile -> (agent id, username) of every post the task's objective names: an ``at_location`` check of one
+    agent at an (x, y)."""
+    posts: dict[tuple[int, int], tuple[str, str]] = {}
+    for spec in task.verifier.checks if task.verifier is not None else ():
+        p = spec.params
+        if spec.check == "at_location" and isinstance(p.get("agent"), str) and isinstance(p.get("x"), int) \
+                and isinstance(p.get("y"), int):
+            agent_id = task.resolve_agent(p["agent"])
+            if agent_id is not None:
+                posts.setdefault((p["x"], p["y"]), (agent_id, task.agent(agent_id).username))
+    return posts
 
 
 def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
@@ -424,7 +453,8 @@ class Episode:
         if self.variant.oracle_communication:  # the coordinator is the hub of all talk (play/coordinator.py)
             self.tools = hub_tools(self.tools, self.coordinator, self.usernames[self.coordinator])
         self.active: set[str] = set(self.agent_ids)
-        self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active)
+        self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active, posts_of(self.task))
+        self._notes = note_filter(self.task)
         self.actions_used = {a: 0 for a in self.agent_ids}
         self.last_result: dict[str, ToolResult] = {}
         self._statuses: dict[str, tuple[PlayerState, AgentStatus]] = {}  # per agent: its last state and status
@@ -442,8 +472,8 @@ class Episode:
         self.system_prompts = SystemPrompts(self.briefs)
         self._writer: TrajectoryWriter | None = None
         self._step = 0
-        self._counts = {"actions": 0, "chats": 0, "tool_errors": 0, "no_calls": 0, "refused": 0, "infra": 0,
-                        "harness": 0, "tokens_in": 0, "tokens_out": 0}
+        self._counts = {"actions": 0, "chats": 0, "waits": 0, "tool_errors": 0, "no_calls": 0, "refused": 0,
+                        "infra": 0, "harness": 0, "tokens_in": 0, "tokens_out": 0}
         self.stop_reason: str | None = None  # set when the run asks the episode to stop (its budget)
         self.harness_s = 0.0
         self.record_s = 0.0  # time spent writing turn events (part of harness_s, outside each event's own figure)
@@ -610,6 +640,8 @@ class Episode:
         obs.actions_left = self.task.max_action_steps - self.actions_used[agent_id]
         if obs.last_result is None and agent_id in self.last_result:
             obs.last_result = self.last_result[agent_id].text
+        if obs.notes and self._notes is not None:  # only NPC lines about the task (core/play/notes.py)
+            obs.notes = [n for n in obs.notes if self._notes.keep(n)]
         if self.variant.party_status:
             party = []
             for other in self.agent_ids:
@@ -655,10 +687,12 @@ class Episode:
             else:
                 result = ToolResult.fail("no_call", "No action: your reply contained no tool call. Call exactly one tool.")
         error = result.error
-        is_chat = rec.tool in CHAT_TOOLS
-        # chat is free; so is a turn the model service lost or the harness spoiled (neither is the agent's)
-        counts = not is_chat and error not in ("harness_error",) and not (rec.tool is None and error == "infra")
-        self._count(rec, result, outcome, is_chat, harness_error)
+        spec = self.tools.get(rec.tool) if rec.tool is not None else None
+        free = spec is not None and spec.free  # a tool this episode offers that uses the turn, not the budget
+        # chat and sleep are free; so is a turn the model service lost or the harness spoiled (neither is the
+        # agent's). A chat tool the episode does not offer (no_communication) is an unknown tool: an action.
+        counts = not free and error not in ("harness_error",) and not (rec.tool is None and error == "infra")
+        self._count(rec, result, outcome, spec, harness_error)
         if counts:
             self.actions_used[agent_id] += 1
         self.last_result[agent_id] = result
@@ -707,8 +741,10 @@ class Episode:
         self._statuses[agent_id] = (st, status)
         return status
 
-    def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, is_chat: bool,
+    def _count(self, rec: GateRecord, result: ToolResult, outcome: TurnOutcome, spec: ToolSpec | None,
                harness_error: str | None) -> None:
+        """result.json's counts: ``chats`` are messages delivered, ``waits`` sleeps that passed the turn, and
+        ``actions`` the calls that use the action budget; a failed chat or sleep is a tool error only."""
         c = self._counts
         if outcome.infra_error:
             c["infra"] += 1
@@ -720,10 +756,12 @@ class Episode:
             if result.error in ("no_call", "timeout"):
                 c["no_calls"] += 1
             return
-        if is_chat:
-            c["chats"] += 1
-        else:
+        if spec is None or not spec.free:
             c["actions"] += 1
+        elif result.ok and spec.is_chat and result.effects.chat is not None:
+            c["chats"] += 1
+        elif result.ok and spec.is_wait:
+            c["waits"] += 1
         if not result.ok:
             c["tool_errors"] += 1
 
@@ -800,7 +838,8 @@ class Episode:
             n_agents=len(self.agent_ids), seed=self.seed, variant=self.variant.label, framework=self.framework,
             model=self.model, verifiable=vr.verifiable, success=vr.success, psr=vr.psr, checkpoints=vr.checkpoints,
             message=vr.message, end_reason=reason, rounds=self.round, max_rounds=self.task.rounds,
-            actions=c["actions"], chats=c["chats"], tool_errors=c["tool_errors"], no_calls=c["no_calls"],
+            actions=c["actions"], chats=c["chats"], waits=c["waits"], tool_errors=c["tool_errors"],
+            no_calls=c["no_calls"],
             refused_calls=c["refused"], infra_errors=c["infra"], harness_errors=c["harness"], turns=self._step,
             tokens_in=c["tokens_in"],
             tokens_out=c["tokens_out"], wall_s=wall_s, harness_s=self.harness_s)

@@ -106,7 +106,7 @@ class TurnEvent(BaseModel):
     error: ErrorKind | None = None
     effects: Effects = Field(default_factory=Effects)
     refused: list[RefusedCall] = Field(default_factory=empty_list)  # further calls in the same turn, refused
-    counts_as_action: bool = True  # False for chat tools (max_action_steps counts the others)
+    counts_as_action: bool = True  # False for chat and sleep (max_action_steps counts the others)
     status: AgentStatus | None = None
     thinking: str = ""
     tokens_in: int = 0
@@ -193,13 +193,14 @@ class EpisodeResult(BaseModel):
     end_reason: EndReason
     rounds: int
     max_rounds: int
-    actions: int  # non-chat tool calls
-    chats: int
+    actions: int  # tool calls that use the action budget (everything but chat and sleep; unknown tools too)
+    chats: int  # chat messages delivered (a refused chat is a tool error, not a chat)
     tool_errors: int  # calls the world refused (bad args, out of range...)
     no_calls: int  # turns where the model made no tool call
     refused_calls: int  # calls refused by the turn gate
     infra_errors: int
     turns: int | None = None  # turn events in the trajectory (None: recorded before this field existed)
+    waits: int = 0  # sleeps: turns passed on purpose (0 in results recorded before waits were counted apart)
     harness_errors: int = 0  # turns an engine or harness exception spoiled (recorded, not held against agents)
     tokens_in: int = 0
     tokens_out: int = 0

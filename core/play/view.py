@@ -48,12 +48,14 @@ class BriefRules(_Frozen):
     max_action_steps: int
     max_rounds: int
     can_chat: bool
+    interact_range: int = 60  # harvest, attack and pickup walk to a target this far away first
 
     @classmethod
     def of(cls, rules: "Rules", task: "Task", can_chat: bool) -> "BriefRules":
         return cls(move_range=rules.move_range, view_radius=rules.view_radius, chat_radius=rules.chat_radius,
                    transfer_range=rules.transfer_range, station_range=rules.station_range,
-                   max_action_steps=task.max_action_steps, max_rounds=task.rounds, can_chat=can_chat)
+                   max_action_steps=task.max_action_steps, max_rounds=task.rounds, can_chat=can_chat,
+                   interact_range=rules.interact_range)
 
 
 class McpSeat(_Frozen):

@@ -227,7 +227,7 @@ def paper_trajectory(episode_dir: str | Path) -> dict[str, Any]:
                 rounds.setdefault(ev.round, []).extend(extra)
     result_file = d / "result.json"
     result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.is_file() else {}
-    chats = sum(1 for e in turns if e.tool is not None and not e.counts_as_action)
+    chats = sum(1 for e in turns if e.tool is not None and e.effects.chat is not None)  # messages delivered
     actions = sum(1 for e in turns if e.counts_as_action and e.tool is not None)
     total_rounds = end.rounds if end else max(rounds, default=0)
     failed = _failed_agents(start, turns, last)

@@ -5,7 +5,7 @@
 
 - **solvable**: the oracle team (the task's ``reference_solution``) passes the verifier within the round
   budget; every reference call succeeds (no tool error: only legal calls) and no agent's plan is longer
-  than ``max_action_steps`` (chat excluded, as the episode counts it).
+  than ``max_action_steps`` (chat and sleep excluded, as the episode counts it).
 - **idle fails**: a team that sleeps every turn fails and scores PSR 0 (guards are not progress).
 - **random fails**: the random team fails on every one of ``random_seeds`` (at least one seed; the CLI
   takes at least 5). A task meant to be that easy is listed with ``allow_random``.
@@ -36,7 +36,7 @@ from typing import Any, Iterable
 from .knowledge import Gap, Minds, Stale, TurnSeen, fact_handoffs, knowledge_gaps
 from ..play.protocol import Team, Turn, TurnOutcome
 from ..tasks.task import Task, WorldIndex, world_index
-from ..world.tools import CHAT_TOOLS
+from ..tasks.plans import action_steps
 
 FINDINGS = ("solvable", "idle fails", "random fails", "knowable", "collaborative", "every agent needed",
             "honest verifier")  # in the order prove_task appends them
@@ -554,8 +554,7 @@ def _presence_targets(task: Task) -> list[tuple[int, int, int, set[str]]]:
 def _plan_steps(task: Task) -> int:
     if not task.reference_solution:
         return 0
-    return max((sum(1 for s in steps if s.tool not in CHAT_TOOLS) for steps in task.reference_solution.values()),
-               default=0)
+    return max((action_steps(steps) for steps in task.reference_solution.values()), default=0)
 
 
 def _gap_text(gaps: list[Gap], n: int = 2) -> str:

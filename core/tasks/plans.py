@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..world.tools import CHAT_TOOLS, TOOLS
+from ..world.tools import CHAT_TOOLS, FREE_TOOLS, TOOLS
 from .task import Step, Task
 
 IDLE_TOOLS = ("sleep", "complete", "stop_action")  # steps that only pass the time
@@ -77,19 +77,12 @@ def with_walk_back(task: Task, original: dict[str, tuple[int, int]]) -> Plan | N
 
 
 def without_chat(task: Task) -> Plan | None:
-    """The plan with its chat steps replaced by ``sleep`` (so every other step keeps its round), or dropped
-    where the extra sleeps would exceed the agent's ``max_action_steps``."""
+    """The plan with its chat steps replaced by ``sleep`` (so every other step keeps its round; a sleep, like
+    a chat, uses no action)."""
     if not task.reference_solution:
         return None
-    plan: Plan = {}
-    for agent, steps in task.reference_solution.items():
-        actions = sum(1 for s in steps if s.tool not in CHAT_TOOLS)
-        chats = len(steps) - actions
-        if actions + chats <= task.max_action_steps:
-            plan[agent] = [sleep_step("was a chat message") if s.tool in CHAT_TOOLS else s for s in steps]
-        else:
-            plan[agent] = [s for s in steps if s.tool not in CHAT_TOOLS]
-    return plan
+    return {agent: [sleep_step("was a chat message") if s.tool in CHAT_TOOLS else s for s in steps]
+            for agent, steps in task.reference_solution.items()}
 
 
 def rounds_needed(plan: Plan | None) -> int:
@@ -104,4 +97,5 @@ def rounds_needed(plan: Plan | None) -> int:
 
 
 def action_steps(steps: list[Step]) -> int:
-    return sum(1 for s in steps if s.tool not in CHAT_TOOLS)
+    """The steps that use the action budget (chat and sleep do not)."""
+    return sum(1 for s in steps if s.tool not in FREE_TOOLS)

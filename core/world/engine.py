@@ -100,6 +100,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._entity_rows: dict[tuple, Any] = {}  # observation rows of nearby things, reused (observe.py)
         self._type_notes: dict[str, str] = {}  # node type key -> its rows' note (observe.py)
         self._mob_notes: dict[str, str] = {}  # mob type key -> a live mob's row note
+        self._npc_heard: dict[str, dict[str, str]] = {}  # agent id -> npc key -> the line it was last shown
+        self._xp_next: dict[str, tuple[dict, dict]] = {}  # agent id -> (its XP, XP to each next level) (observe.py)
         self._state_slots: dict[tuple[int, str, int], InventorySlot] = {}
         self._states: dict[str, tuple[PlayerState, tuple, list]] = {}  # the last state built per player
         # messages to every other player in play (team and global chat): a player's mailbox takes them in when
@@ -190,12 +192,23 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if (x, y) == (p.x, p.y):
             return engine_result(f"You are already at ({x},{y}).",
                                  effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
+        said = ""  # what the result says first when the target tile cannot be stood on
         if not gm.walkable(x, y):
-            what = self._what_blocks(x, y)
+            # accept more: a node's own tile, water off the shore, a wall: walk beside it (what a teammate or a
+            # guide quoting the thing's coordinates means), and say so
             near = self._nearest_reachable(p, x, y)
-            hint = f" The nearest walkable tile is ({near[0]},{near[1]}): move_character(x={near[0]}, y={near[1]})." if near else ""
-            return engine_failure("blocked", f"({x},{y}) cannot be entered ({what}).{hint}")
-        if gm.component(x, y) != gm.component(p.x, p.y):
+            if near is None:
+                return engine_failure("blocked", f"({x},{y}) cannot be entered ({self._what_blocks(x, y)}) and no "
+                                                 f"walkable tile near it can be reached on foot from ({p.x},{p.y}).")
+            said = f"({x},{y}) is {self._blocked_tile(x, y)}; "
+            asked = (x, y)
+            x, y = near
+            if (x, y) == (p.x, p.y):
+                return engine_result(f"{said}you already stand beside it at ({x},{y}).",
+                                     effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0,
+                                                                      reached=True), target=f"{x},{y}"))
+            said += ("you stand beside it" if _dist(x, y, *asked) == 1 else "the nearest walkable tile is") + f" at ({x},{y}). "
+        elif gm.component(x, y) != gm.component(p.x, p.y):
             portal = self._nearest_portal_end(p.x, p.y)
             hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
             return engine_failure("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
@@ -214,9 +227,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         reached = len(path) <= mr
         move = Move(start=start, end=(p.x, p.y), path_length=len(steps), reached=reached)
         if reached:
-            text = f"Walked {len(steps)} tiles to ({x},{y})."
+            text = f"{said}Walked {len(steps)} tiles to ({x},{y})."
         else:
-            text = (f"Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
+            text = (f"{said}Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
                     f"{len(path) - len(steps)} tiles of path left. Call move_character(x={x}, y={y}) again to continue.")
         return engine_result(text, effects=engine_effects(move=move, target=f"{x},{y}"))
 
@@ -274,11 +287,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return engine_result("Nothing to stop (actions finish within your turn); your turn passes.")
 
     def sleep(self, agent_id: str, seconds: int) -> ToolResult:
+        # seconds: the paper's argument; a turn-based world waits one turn whatever it says
         p = self._actor(agent_id)
         if isinstance(p, ToolResult):
             return p
-        return engine_result(f"You rest. HP {p.hp}/{self._max_hp(p)}; it regenerates "
-                             f"{self.rules.hp_regen_per_round} per round.")
+        return engine_result(f"You wait; your turn passes (a wait uses no action). HP {p.hp}/{self._max_hp(p)}; "
+                             f"it regenerates {self.rules.hp_regen_per_round} per round.")
 
     def complete(self, agent_id: str, response: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -593,7 +607,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                                                       f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
             # out of view: the text must not tell the sender what only the teammate can know (the blackbox)
             return engine_failure("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
-                                                  f"transfers need {need} or less: meet up first (ask over chat).")
+                                                  f"transfers need {need} or less: meet up first.")
         if q.inv.room_for(key, count) < count:
             return engine_failure("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
         p.inv.remove(key, count)
@@ -1010,7 +1024,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return p.inv.count(key) > 0 or any(e[0] == key for e in p.equipment.values())
 
     def _inv_summary(self, p: Player) -> str:
-        return ", ".join(f"[{i}] {k} x{n}" for i, k, n in p.inv.filled()) or "empty"
+        return ", ".join(f"[{i}] {k} x{n}" for i, k, n in p.inv.rows()) or "empty"
 
     def _drop(self, item: str, count: int, x: int, y: int) -> None:
         """Put items on the ground; a non-stackable item lies as one ground item per piece."""
@@ -1051,11 +1065,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 for dx in range(-span, span + 1):
                     tx, ty = x + dx, y + dy
                     if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
-                        key = (abs(dx) + abs(dy), ty, tx)
+                        # nearest the target, then nearest the walker (the side it comes from)
+                        key = (abs(dx) + abs(dy), _dist(p.x, p.y, tx, ty), ty, tx)
                         if best is None or key < best:
                             best = key
             if best is not None:
-                return (best[2], best[1])
+                return (best[3], best[2])
         # far out at sea or deep in rock: the first tile of the agent's own area on the way back to it
         steps = max(abs(x - p.x), abs(y - p.y))
         for i in range(1, steps + 1):
@@ -1063,6 +1078,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
                 return (tx, ty)
         return None
+
+    def _blocked_tile(self, x: int, y: int) -> str:
+        """What a tile no one can stand on is, for a walk that ends beside it: "oak_tree#12's tile", "water"."""
+        for n in self._cells.get((x // CELL, y // CELL), ()):
+            if (n[0], n[1]) == (x, y) and n[2] in ("resource", "station"):
+                return f"{n[4] if n[2] == 'resource' else 'the ' + n[3].kind}'s tile"
+        return f"{self._biome_name(x, y).lower()} (not walkable)"
 
     def _what_blocks(self, x: int, y: int) -> str:
         for n in self._cells.get((x // CELL, y // CELL), ()):

@@ -28,6 +28,20 @@ class Inventory:
     def filled(self) -> list[tuple[int, str, int]]:
         return [(i, s[0], s[1]) for i, s in enumerate(self.slots) if s is not None]
 
+    def rows(self) -> list[tuple[int, str, int]]:
+        """What an agent is shown: one row per item key, at its first slot, with the count of every slot
+        holding it (two staffs in slots 0 and 3 are "[0] staff x2"; equip_item(index=0) takes one of them).
+        The slots stay as they are: indices never shift, so an index shown stays valid."""
+        first: dict[str, list[int]] = {}
+        for i, s in enumerate(self.slots):
+            if s is not None:
+                row = first.get(s[0])
+                if row is None:
+                    first[s[0]] = [i, s[1]]
+                else:
+                    row[1] += s[1]
+        return [(row[0], key, row[1]) for key, row in first.items()]
+
     def first_slot(self, item: str) -> int | None:
         for i, s in enumerate(self.slots):
             if s is not None and s[0] == item:

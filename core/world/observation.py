@@ -72,8 +72,10 @@ class Observation(BaseModel):
     alive: bool = True
     combat_level: int = 1
     skills: dict[str, int] = Field(default_factory=dict)  # levels; skills at 1 are omitted by the renderer
+    xp_to_next: dict[str, int] = Field(default_factory=dict)  # XP a skill still needs for its next level
     inventory: list[InvItem] = Field(default_factory=empty_list)
     inventory_slots: int = 28
+    inventory_used: int | None = None  # slots filled (identical items in several slots show as one row)
     equipment: dict[str, str] = Field(default_factory=dict)  # slot -> item name
     nearby: list[Entity] = Field(default_factory=empty_list)
     last_result: str | None = None
@@ -99,12 +101,15 @@ class Observation(BaseModel):
         out.append(f"You: {self.username} | HP {self.hp}/{self.max_hp} | combat lv {self.combat_level} | at {where}")
         if not self.alive:
             out.append("You are dead.")
-        lv = ", ".join(f"{k} {v}" for k, v in sorted(self.skills.items()) if v > 1)
+        nxt = self.xp_to_next
+        lv = ", ".join(f"{k} {v}" + (f" ({nxt[k]} XP to {v + 1})" if k in nxt else "")
+                       for k, v in sorted(self.skills.items()) if v > 1 or k in nxt)
         out.append(f"Skills: {lv or 'all level 1'}")
         if self.equipment:
             out.append("Equipped: " + ", ".join(f"{slot}={name}" for slot, name in self.equipment.items()))
         inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" for i in self.inventory)
-        out.append(f"Inventory ({len(self.inventory)}/{self.inventory_slots}): {inv or 'empty'}")
+        used = len(self.inventory) if self.inventory_used is None else self.inventory_used
+        out.append(f"Inventory ({used}/{self.inventory_slots} slots): {inv or 'empty'}")
         if self.party:
             out.append("Party: " + ", ".join(
                 f"{p.username} {p.hp}/{p.max_hp}" + ("" if p.alive else " (dead)") for p in self.party))

@@ -85,9 +85,13 @@ class ObservationMixin:
         notes: list[str] = []
         nearby = []
         limit, entity = r.max_nearby, self._entity
+        heard = self._npc_heard.setdefault(agent_id, {})
         for d, eid, kind, ref in cands:
-            if kind == "npc":
+            # an NPC's line is a note when it comes into view and when it says something new, not every turn
+            if kind == "npc" and heard.get(eid) != ref.says:
                 notes.append(f"{ref.name} (npc at {ref.x},{ref.y}) says: {ref.says}")
+                if consume:
+                    heard[eid] = ref.says
             if len(nearby) < limit:
                 # the commonest row, a player's kept on it (_entity), read here without the call
                 if kind == "player" and (shown := ref.shown) is not None and shown[0] == ref.x \
@@ -119,7 +123,7 @@ class ObservationMixin:
         if seen.slots == slots:
             inv = list(seen.inventory)
         else:
-            inv = [self._inv_item(i, s[0], s[1]) for i, s in enumerate(slots) if s is not None]
+            inv = [self._inv_item(i, key, n) for i, key, n in p.inv.rows()]
             seen.slots, seen.inventory = [s[:] if s is not None else None for s in slots], inv[:]
         levels = p.levels
         if seen.levels != levels:
@@ -130,12 +134,26 @@ class ObservationMixin:
             seen.equipment_names = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "")
                                     for slot, e in eq.items()}
         return Observation.model_validate({
+            "xp_to_next": self._xp_to_next(p),
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
             "x": x, "y": y, "biome": seen.biome, "place": seen.place,
             "hp": p.hp, "max_hp": seen.max_hp, "alive": p.alive, "combat_level": seen.combat_level,
             "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size,
+            "inventory_used": p.inv.size - p.inv.free_slots(),
             "equipment": dict(seen.equipment_names),
             "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
+
+    def _xp_to_next(self, p: Any) -> dict[str, int]:
+        """XP each skill still needs for its next level (skills above level 1 or with XP, below the cap): kept
+        per player while its XP does not change (most turns it does not)."""
+        kept = self._xp_next.get(p.agent_id)
+        if kept is not None and kept[0] == p.xp:
+            return dict(kept[1])
+        table = self.xp_table
+        out = {s: table.xp_for(lv + 1) - p.xp[s] for s, lv in p.levels.items()
+               if (lv > 1 or p.xp.get(s, 0) > 0) and lv < table.max_level}
+        self._xp_next[p.agent_id] = (dict(p.xp), out)
+        return dict(out)
 
     def _inv_item(self, index: int, key: str, count: int) -> InvItem:
         """Observation inventory rows are immutable values: reuse them (building pydantic objects is the

@@ -6,9 +6,14 @@ that calls the matching :class:`~agentworld.core.world.api.World` method. The Op
 tools and each framework's tool objects are all generated from these specs.
 
 Where the paper's tool was awkward we accept more, never less: ``equip_item`` takes ``index`` or
-``itemKey``; ``craft_item`` takes the skill in any case and ``count`` from 1 to 50.
+``itemKey``; ``craft_item`` takes the skill in any case and ``count`` from 1 to 50; ``sleep`` needs no
+argument (``seconds`` is accepted and, turns not being timed, ignored by the embedded world).
+
+Three tools use the turn but not the action budget (:attr:`ToolSpec.free`): the two chat tools and ``sleep``,
+the way to wait.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -69,7 +74,23 @@ class TargetArgs(ToolArgs):
 
 
 class SleepArgs(ToolArgs):
-    seconds: int = Field(ge=1, le=60, description="How long to wait (1-60). Passes your turn.")
+    # optional and unbounded: the paper's sleep took seconds, a turn-based world has no use for them, and a
+    # wait must never be refused for its argument (the turn would be lost)
+    seconds: float | None = Field(None, description="Optional and ignored: a wait always lasts one turn.")
+
+    @field_validator("seconds", mode="before")
+    @classmethod
+    def _any_number(cls, v: Any) -> Any:
+        """Whatever came as seconds ("5", 0, -3, "a while"): a value it cannot read is dropped, not refused."""
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return None
+        return f if math.isfinite(f) else None
+
+    def wait_seconds(self) -> int:
+        """What a world whose time is real (the paper's server) waits: the seconds asked, 1 to 60 (default 1)."""
+        return 1 if self.seconds is None else max(1, min(60, int(self.seconds)))
 
 
 CraftSkill = Literal["Crafting", "Smithing", "Fletching", "Cooking", "Smelting"]
@@ -113,6 +134,12 @@ class ToolSpec:
     run: Executor
     example: str
     is_chat: bool = False  # chat does not count toward max_action_steps and is removed under no-communication
+    is_wait: bool = False  # sleep: passes the turn; does not count toward max_action_steps
+
+    @property
+    def free(self) -> bool:
+        """Whether a call uses the turn but not the action budget (chat and sleep)."""
+        return self.is_chat or self.is_wait
 
     def parse(self, raw: dict[str, Any] | None) -> ToolArgs:
         """Validate raw arguments; raises ``ToolArgsError`` with a message that says how to fix them."""
@@ -237,13 +264,13 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "move_character",
             "Walk toward tile (x, y) along the shortest path. One call covers at most the move range "
-            "(the result says where you stopped); call again to continue. Blocked tiles (water, rock, "
-            "walls) cannot be entered.",
+            "(the result says where you stopped); call again to continue. A target you cannot stand on (a "
+            "resource node's own tile, water, a wall) takes you to the nearest walkable tile beside it.",
             MoveArgs, lambda w, a, p: w.move_character(a, p.x, p.y), "move_character(x=412, y=230)"),
         ToolSpec(
             "send_chat_message",
             "Say something to players within chat radius, or to the whole team with global=true. "
-            "Does not count as an action step.",
+            "Uses your turn but not your action budget.",
             SendChatArgs, lambda w, a, p: w.send_chat_message(a, p.message, p.global_),
             "send_chat_message(message='I have 5 logs', global=true)", is_chat=True),
         ToolSpec(
@@ -253,7 +280,8 @@ TOOLS: dict[str, ToolSpec] = {
             NoArgs, lambda w, a, p: w.enter_portal(a), "enter_portal()"),
         ToolSpec(
             "stop_action",
-            "Stop what you are doing. Actions finish within your turn in this world, so this only passes the turn.",
+            "Stop what you are doing. Actions finish within your turn in this world, so this only passes the "
+            "turn, and it counts as an action; to wait without using an action, call sleep().",
             NoArgs, lambda w, a, p: w.stop_action(a), "stop_action()"),
         ToolSpec(
             "equip_item",
@@ -280,8 +308,10 @@ TOOLS: dict[str, ToolSpec] = {
             "attack_entity(targetInstance='goblin#3')"),
         ToolSpec(
             "sleep",
-            "Wait. Passes your turn (HP regenerates at the end of every round anyway).",
-            SleepArgs, lambda w, a, p: w.sleep(a, p.seconds), "sleep(seconds=5)"),
+            "Wait: pass your turn. A wait uses the turn but not your action budget. Call sleep() with no "
+            "arguments whenever you are waiting for a teammate or for something to happen; HP regenerates at "
+            "the end of every round.",
+            SleepArgs, lambda w, a, p: w.sleep(a, p.wait_seconds()), "sleep()", is_wait=True),
         ToolSpec(
             "craft_item",
             "Make an item from materials in your inventory with a production skill (Crafting, Smithing, "
@@ -295,7 +325,7 @@ TOOLS: dict[str, ToolSpec] = {
             CompleteArgs, lambda w, a, p: w.complete(a, p.response), "complete(response='Delivered the staff')"),
         ToolSpec(
             "chat",
-            "Send a message to the whole team. Does not count as an action step.",
+            "Send a message to the whole team. Uses your turn but not your action budget.",
             ChatArgs, lambda w, a, p: w.chat(a, p.message), "chat(message='Meet at the forge')", is_chat=True),
         ToolSpec(
             "transfer_items",
@@ -307,6 +337,8 @@ TOOLS: dict[str, ToolSpec] = {
 
 TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
 CHAT_TOOLS: frozenset[str] = frozenset(n for n, t in TOOLS.items() if t.is_chat)
+WAIT_TOOLS: frozenset[str] = frozenset(n for n, t in TOOLS.items() if t.is_wait)
+FREE_TOOLS: frozenset[str] = CHAT_TOOLS | WAIT_TOOLS  # use the turn, not the action budget
 
 
 def openai_tools(names: list[str] | tuple[str, ...] | None = None) -> list[dict[str, Any]]:
