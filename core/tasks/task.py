@@ -453,6 +453,9 @@ def validate_task(task: Task, world: "LoadedWorld | None" = None) -> list[Proble
         from .mechanics import mechanics_problems
 
         problems += mechanics_problems(task, w)
+    from .briefs import brief_problems  # the brief's words against the world and the verifier
+
+    problems += brief_problems(task, w)
     return problems
 
 

@@ -36,6 +36,7 @@ Choices where the paper is not explicit:
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -153,7 +154,42 @@ def _needs_shared_plan(task: Task, seed: int, param: str | None) -> Task:
 
 
 def _chat_removed(task: Task, seed: int, param: str | None) -> Task:
-    return _copy(task, reference_solution=without_chat(task))
+    """No chat: the plan's messages become waits, and every sentence of the brief that talks of telling,
+    asking or chatting goes (it would be untrue), with one line that says there is no chat."""
+    agents = [a.model_copy(update={"guideline": without_talk(a.guideline)}) if a.guideline.strip() else a
+              for a in task.agents]
+    update: dict[str, Any] = {"reference_solution": without_chat(task), "agents": agents,
+                              "description": without_talk(task.description),
+                              "relevant_game_context": without_talk(task.relevant_game_context)}
+    if task.shared_plan:
+        update["shared_plan"] = without_talk(task.shared_plan)
+    return _copy(task, **update)
+
+
+# words of a clause that promises or asks for a message (a clause with one is untrue without chat)
+_TALK = re.compile(r"\b(?:tell|tells|told|telling|ask|asks|asked|chat|chats|say|says|said|message|messages|"
+                   r"announce|announces|report|reports|let (?:\w+ )?know|lets (?:\w+ )?know|send_chat_message)\b",
+                   re.IGNORECASE)
+_CLAUSE_END = re.compile(r"(?<=[.;!?])\s+")
+
+
+def without_talk(text: str) -> str:
+    """``text`` without its clauses (ended by . ; ! or ? before a space) that speak of messages; unchanged if
+    it has none."""
+    if not text or not _TALK.search(text):
+        return text
+    kept: list[str] = []
+    for c in _CLAUSE_END.split(text.strip()):
+        c = " ".join(c.split())
+        if not c or _TALK.search(c):
+            continue
+        starts = not kept or kept[-1][-1] in ".!?"  # it now starts a sentence (what came before it went)
+        word = c.split()[0]
+        if starts and c[0].islower() and not any(ch in word for ch in "_(=`'"):  # not a tool call or key
+            c = c[0].upper() + c[1:]
+        kept.append(c)
+    out = " ".join(kept)
+    return out[:-1] + "." if out.endswith(";") else out
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in [

@@ -123,7 +123,10 @@ def node_text(n: Any) -> str:
     t = W.node_type(n.type)
     tool = f", needs {'an' if t.tool[0] in 'aeiou' else 'a'} {t.tool}" if t.tool else ", by hand"
     ys = ", ".join(y.item for y in t.yields)
-    return f"{n.id} at ({n.x},{n.y}) ({t.skill.capitalize()} {t.level}{tool}; gives {ys}, up to {t.harvests} per harvest call)"
+    # the node's own tile cannot be stood on: the text says where to stand (tasks validate checks it)
+    sx, sy = W.map.adjacent_walkable(n.x, n.y)[0]
+    return (f"{n.id} at ({n.x},{n.y}), stand beside it at ({sx},{sy}) ({t.skill.capitalize()} {t.level}{tool}; "
+            f"gives {ys}, up to {t.harvests} per harvest call)")
 
 
 def mob_text(m: Any) -> str:
