@@ -154,12 +154,17 @@ def _objective_problems(task: "Task", w: "WorldIndex") -> list["Problem"]:
     checked: set[str] = set()
     counts: dict[str, set[int]] = {}  # item -> the counts its checks want
     kinds: dict[str, set[str]] = {}  # item -> the checks that test it
-    for spec in task.verifier.checks:
+    changed: dict[Any, list[int]] = {}  # check index or name -> counts a change_objective event sets
+    for ev in (task.mechanics.events if task.mechanics is not None else ()):
+        if getattr(ev, "do", None) == "change_objective" and isinstance((ev.set or {}).get("count"), int):
+            changed.setdefault(ev.check, []).append(ev.set["count"])
+    for i, spec in enumerate(task.verifier.checks):
         checked |= _named_agents(spec, task)
         p = spec.params
         item = p.get("item")
         if isinstance(item, str):
             counts.setdefault(item, set()).add(p.get("count", 1) if isinstance(p.get("count", 1), int) else 1)
+            counts[item].update(changed.get(i, []) + changed.get(spec.name, []))  # an order that grows
             kinds.setdefault(item, set()).add(spec.check)
     for key, item in w.items.items():
         for m in _item_mentions(objective, key, w):
@@ -180,7 +185,9 @@ def _objective_problems(task: "Task", w: "WorldIndex") -> list["Problem"]:
             if worn and "equipped" not in kinds[key]:
                 out.append(Problem("objectives.primary", f"the objective says {key} is wielded or worn, but no "
                                    f"equipped check tests it", f"add an equipped check of {key}, or reword"))
-            if any(b.startswith("hold") for b in before) and "equipped" not in kinds[key] and not item.slot:
+            # "holding a torch" reads as in hand (equipped); "holds 4 planks" is plainly a possession
+            held = len(before) >= 2 and before[-2] in ("hold", "holds", "holding") and before[-1] in ("a", "an", "one", "the")
+            if held and "equipped" not in kinds[key] and not item.slot:
                 out.append(Problem("objectives.primary", f"the objective says holding {key}, but {key} cannot be "
                                    f"equipped: the verifier counts it carried", f"say 'carrying' {key}"))
     by_word = {}
