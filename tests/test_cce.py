@@ -102,6 +102,20 @@ def test_paper_method_skips_every_round_after_an_early_success(tmp_path):
     assert report.cce == pytest.approx(1 / 8)
 
 
+def test_a_wait_is_not_an_action_of_cce(tmp_path):
+    """An ok sleep passes the turn on purpose and uses no action budget: it is not in T (docs/cce.md); a
+    stop_action, or a sleep the world refused, is."""
+    b = EpisodeBuilder(agents={"agent_1": "a", "agent_2": "b"})
+    b.harvest(1, "agent_1", "oak_tree#1", "oak_logs", 2)
+    b.idle(1, "agent_2", tool="sleep")
+    b.idle(2, "agent_1", tool="sleep")
+    b.idle(2, "agent_2")  # stop_action
+    folder = b.write(tmp_path / "ep")
+    assert sorted(CausalGraph.from_episode(load_episode(folder)).nodes) == ["r1.agent_1", "r2.agent_2"]
+    report = score_episode(folder, ScriptedJudge.from_labels({"r1.agent_1"}, set()))
+    assert report.n_actions == 2 and report.cce == pytest.approx(1 / 2)
+
+
 def test_rounds_per_call_batches_the_sweep(staff):
     judge = labels_judge()
     report = score_episode(staff, judge, options=ScoreOptions(extra={"rounds_per_call": 2}))

@@ -70,7 +70,8 @@ class EpisodeBuilder:
         eff = Effects(chat=ChatDelivery(scope="team", recipients=to, message=message))
         return self._turn(rnd, agent, "chat", {"message": message}, eff)
 
-    def idle(self, rnd: int, agent: str, tool: str = "sleep") -> str:
+    def idle(self, rnd: int, agent: str, tool: str = "stop_action") -> str:
+        """An action that changes nothing (stop_action: it counts, unlike a wait, which CCE leaves out)."""
         return self._turn(rnd, agent, tool, {"seconds": 5} if tool == "sleep" else {}, Effects())
 
     def checkpoint(self, rnd: int, passed: int) -> None:
