@@ -20,8 +20,10 @@ import difflib
 import re
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .problems import Problem, did_you_mean
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .task import Problem, Task, WorldIndex
+    from .task import Task, WorldIndex
 
 _COORD = re.compile(r"\((\d+)\s*,\s*(\d+)\)")
 _ITEM_ARG = re.compile(r"itemKey\s*=\s*['\"]?([A-Za-z0-9_]+)")
@@ -47,7 +49,7 @@ def brief_texts(task: "Task") -> Iterator[tuple[str, str]]:
         yield f"{a.agent_id}.guideline", a.guideline
 
 
-def brief_problems(task: "Task", w: "WorldIndex") -> list["Problem"]:
+def brief_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
     problems: list[Problem] = []
     fixed = _fixed_tiles(w)
     for field, text in brief_texts(task):
@@ -69,9 +71,7 @@ def _fixed_tiles(w: "WorldIndex") -> dict[tuple[int, int], str]:
     return tiles
 
 
-def _place_problems(field: str, text: str, w: "WorldIndex", fixed: dict[tuple[int, int], str]) -> list["Problem"]:
-    from .task import Problem
-
+def _place_problems(field: str, text: str, w: "WorldIndex", fixed: dict[tuple[int, int], str]) -> list[Problem]:
     gm = w.loaded.map
     out = []
     for m in _COORD.finditer(text):
@@ -91,9 +91,7 @@ def _place_problems(field: str, text: str, w: "WorldIndex", fixed: dict[tuple[in
     return out
 
 
-def _item_problems(field: str, text: str, task: "Task", w: "WorldIndex") -> list["Problem"]:
-    from .task import Problem, did_you_mean
-
+def _item_problems(field: str, text: str, task: "Task", w: "WorldIndex") -> list[Problem]:
     out = []
     for m in _ITEM_ARG.finditer(text):
         key = m.group(1)
@@ -140,13 +138,11 @@ def _named_agents(spec: Any, task: "Task") -> set[str]:
     return ids  # type: ignore[return-value]
 
 
-def _objective_problems(task: "Task", w: "WorldIndex") -> list["Problem"]:
+def _objective_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
     """What the objective says must agree with what the verifier tests: a number before an item is the count
     a check of that item wants; an item the objective names is one some check tests; "wields" or "wears" an
     item is an ``equipped`` check, and "holding" an item that cannot be equipped is refused (it can only be
     carried: say so); a player the objective says receives or holds something is one a check tests."""
-    from .task import Problem
-
     if task.verifier is None or not task.verifier.checks:
         return []
     objective = " ".join([task.objectives.primary, *task.objectives.secondary]).lower()
