@@ -143,7 +143,7 @@ def result_table(r: EpisodeResult, run_dir: Path | None = None) -> Table:
     if r.message:
         t.add_row("error" if r.end_reason == "error" else "verifier", r.message)
     t.add_row("end", f"{r.end_reason} after {r.rounds}/{r.max_rounds} rounds")
-    t.add_row("actions · chats", f"{r.actions} · {r.chats}")
+    t.add_row("actions · chats · waits", f"{r.actions} · {r.chats} · {r.waits}")
     t.add_row("tool errors · no calls · refused · infra · harness",
               f"{r.tool_errors} · {r.no_calls} · {r.refused_calls} · {r.infra_errors} · {r.harness_errors}")
     if r.tokens_in or r.tokens_out or r.cost_usd:
