@@ -514,9 +514,13 @@ class EpisodeMcpServer:
         if cur is not None and cur.agent_id == agent and rec is not None and rec.tool and rec.tool not in CHAT_TOOLS:
             used += 1  # the episode counts this turn's action when the turn closes
         max_steps = getattr(ep.task, "max_action_steps", None)
+        # the outcome of the agent's last action, as its next turn will show it (a client that gave up on a
+        # result waiting for that turn reads it here)
+        last = (getattr(ep, "last_result", None) or {}).get(agent)
         return obs.model_copy(update={
             "round": getattr(ep, "round", 0) or obs.round, "max_rounds": getattr(ep.task, "rounds", 0),
-            "actions_left": max(0, max_steps - used) if max_steps else None})
+            "actions_left": max(0, max_steps - used) if max_steps else None,
+            "last_result": last.text if last is not None else obs.last_result})
 
     def read(self, agent: str, uri: str) -> str:
         if uri == "agentworld://turn":

@@ -13,6 +13,11 @@ counters and the same trajectory apart from timings:
 An external client has no model the harness could see, so the behaviours about the model service (a 500,
 a model that does not answer, a reply with no call) are played by the eight framework paths only.
 
+The same behaviours are also played through ``agentworld seat`` (one subprocess per look or call, as a person or
+a command-line agent plays a seat) where that command can send them: it checks the tool's name and the JSON
+before anything is sent (a typo in a shell costs no turn), so broken JSON, a list of arguments and an unknown
+tool (chat under no_communication too) never reach the game from it.
+
 The task is tiny (three agents on the fixture world; the verifier passes at the end of round 1), so the
 whole matrix runs in well under a minute.
 """
@@ -127,6 +132,8 @@ BEHAVIOURS: dict[str, dict[str, list[Any]]] = {
 }
 VARIANTS = {"chat_refused": "no_communication"}
 MODEL_ONLY = {"no_call", "service_500_twice", "model_times_out"}  # not playable by an external client
+SEAT_CLI = {"oracle", "wrong_types", "chat_dependent", "bare_sleep"}  # what `agentworld seat` sends as it is
+CLI_TURN_TIMEOUT = 120.0  # a subprocess per call starts Python each time: no turn of this path may time out
 
 
 def tip_task() -> Task:
@@ -203,6 +210,39 @@ async def play_external(behaviour: str) -> tuple[EpisodeResult, list[TurnEvent]]
     return result, [e for e in ep.events if isinstance(e, TurnEvent)]
 
 
+async def seat_cli_seat(env: dict[str, str], agent_id: str, plan: Policy) -> None:
+    """`agentworld seat look`, then `agentworld seat call` per turn (--json), deciding on the observation each
+    printed, until the episode is over or the seat has left."""
+    from test_seat_cli import seat
+
+    code, out, err = await seat("look", "--json", env=env)
+    state = json.loads(out)
+    obs = state.get("observation") if state["your_turn"] else None
+    while obs is not None:
+        observation = Observation.model_validate(obs)
+        name, args = plan.decide(SimpleNamespace(agent_id=agent_id, observation=observation,
+                                                 round=observation.round, tools=list(TOOLS.values())))
+        code, out, err = await seat("call", name, json.dumps(args), "--json", env=env)
+        assert code in (0, 3), (name, args, out, err)
+        data = json.loads(out)
+        if data["episode"]["over"] or not data["your_turn"]:
+            return
+        obs = data["observation"]
+
+
+async def play_seat_cli(behaviour: str) -> tuple[EpisodeResult, list[TurnEvent]]:
+    task = tip_task()
+    plan = policy(behaviour, task)
+    ep = new_episode(task, ExternalSeatsTeam(turn_timeout=CLI_TURN_TIMEOUT), "mcp", CLI_TURN_TIMEOUT,
+                     variant=VARIANTS.get(behaviour, "vanilla"))
+    async with EpisodeMcpServer(ep, turn_timeout=CLI_TURN_TIMEOUT) as server:
+        seats = [asyncio.create_task(seat_cli_seat({"AGENTWORLD_URL": server.url, "AGENTWORLD_TOKEN": server.token(a)},
+                                                   a, plan)) for a in task.agent_ids]
+        result = await ep.run()
+        await asyncio.wait_for(asyncio.gather(*seats), 300)
+    return result, [e for e in ep.events if isinstance(e, TurnEvent)]
+
+
 COUNTERS = {"success", "end_reason", "rounds", "actions", "chats", "waits", "tool_errors", "no_calls", "refused_calls",
             "infra_errors", "harness_errors", "psr"}
 
@@ -230,6 +270,8 @@ async def test_every_path_scores_the_same_behaviour_the_same(behaviour):
             runs[f"{framework}/{tools}"] = await play_framework(framework, tools, behaviour)
     if behaviour not in MODEL_ONLY:
         runs["external/mcp-sdk"] = await play_external(behaviour)
+    if behaviour in SEAT_CLI:
+        runs["external/seat-cli"] = await play_seat_cli(behaviour)
 
     ref_result, ref_events = runs["openai/inproc"]
     counters = ref_result.model_dump(include=COUNTERS)

@@ -24,7 +24,7 @@ from agentworld.mcp_server.seats import read_seats_file
 from agentworld.mcp_server.server import EpisodeMcpServer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_mcp_server import RELAY, relay_episode, turn_events  # noqa: E402
+from test_mcp_server import RELAY, relay_episode, relay_task, turn_events  # noqa: E402
 from worldfix import fixture_world  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -113,6 +113,26 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
     events = [json.loads(line) for line in (tmp_path / "ep" / "trajectory.jsonl").read_text().splitlines()]
     mine = [(e["tool"], e["arguments"]) for e in events if e.get("type") == "turn" and e.get("agent") == "agent_1"]
     assert mine == plan[:len(mine)] and len(mine) == len(outputs)  # every call ran once, in order
+
+
+async def test_a_terminal_seat_beside_a_model_teammate_and_an_oracle(tmp_path):
+    """`serve --seat agent_2=openai --seat agent_3=oracle`: the openai framework (its model scripted, offline)
+    and the oracle play beside a seat played with `agentworld seat`."""
+    async with serving(tmp_path, relay_task(), ("agent_2=openai", "agent_3=oracle"), turn_timeout=TURN_TIMEOUT,
+                       world=EmbeddedWorld(fixture_world(), seed=0), linger=0) as (seats_path, serve, ended):
+        seats = read_seats_file(seats_path)
+        assert [s.player for s in seats.seats] == ["external", "openai", "oracle"]
+        code, out, err = await seat("call", "transfer_items", "targetPlayer=bob", "itemKey=logs", "count=3",
+                                    "--seats", str(seats_path), "--agent", "alice")
+        result = await ended
+    assert code == 3 and out.startswith("Gave 3 logs to bob.") and "The episode is over: success" in out, (out, err)
+    assert result.success and [e.agent for e in turn_events_of(tmp_path / "ep")] == ["agent_1", "agent_2", "agent_3"]
+
+
+def turn_events_of(folder: Path) -> list[Any]:
+    from agentworld.core.play.trajectory import read_events
+
+    return [e for e in read_events(folder / "trajectory.jsonl") if e.type == "turn"]
 
 
 async def test_a_seat_that_left_is_told_how_a_lost_episode_ended(tmp_path):
@@ -262,6 +282,27 @@ async def test_ctrl_c_abandons_a_waiting_call_which_never_runs(tmp_path):
     first = turn_events(ep)[0]
     assert (first.agent, first.tool, first.error) == ("agent_1", None, "timeout")
     assert not result.success and result.refused_calls == 0
+
+
+async def test_max_wait_returns_in_time_without_cutting_a_call_off(tmp_path):
+    """`call --max-wait`: before the turn opens nothing is sent (exit 4); in an open turn the call runs, and when
+    the next turn does not open in time its outcome is shown from the observation's Last action (exit 4)."""
+    ep, _ = relay_episode(tmp_path, turn_timeout=TURN_TIMEOUT)
+    async with EpisodeMcpServer(ep, turn_timeout=TURN_TIMEOUT) as server:
+        env = {"AGENTWORLD_URL": server.url, "AGENTWORLD_TOKEN": server.token("agent_1")}
+        give = ("call", "transfer_items", "targetPlayer=bob", "itemKey=logs", "count=3", "--max-wait", "1")
+        code, out, err = await seat(*give, env=env)  # the episode has not started: no turn opens
+        assert code == 4 and out.startswith("Nothing was sent: it is still not your turn after 1 s"), (out, err)
+        run = asyncio.create_task(ep.run())
+        code, out, err = await seat(*give, "--json", env=env)  # bob never calls: alice's next turn cannot open
+        assert out, (code, err)
+        data = json.loads(out)
+        assert code == 4 and (data["sent"], data["executed"], data["your_turn"]) == (True, True, False), (out, err)
+        assert "Last action: Gave 3 logs to bob." in data["observation_text"]
+        assert [(e.agent, e.tool) for e in turn_events(ep)] == [("agent_1", "transfer_items")]
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
 
 
 def test_seat_is_a_registered_command():

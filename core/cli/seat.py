@@ -17,7 +17,8 @@ once it ends. Ctrl-C closes the connection: the server drops a call that still w
 
 Output: plain text (for scripts and LLM agents in a shell), ``--json`` (one object per command), a rich
 layout when stdout is a terminal. Exit status: 0 it is your turn (or the brief was printed), 3 the episode
-is over (the outcome is printed), 1 an error (one line on stderr), 130 interrupted.
+is over (the outcome is printed), 4 ``--max-wait`` passed first, 1 an error (one line on stderr), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def resolve(seats: str | None, agent: str | None, url: str | None, token: str | 
         seats_file = read_seats_file(seats)
     except FileNotFoundError:
         raise SeatError(f"--seats {seats}: no such file; give the seats file `agentworld serve --seats FILE` "
-                        f"wrote (it prints where)") from None
+                        f"wrote (it prints where, once it listens: a server still starting has not written it)"
+                        ) from None
     except (ValueError, OSError) as exc:
         raise SeatError(f"--seats {seats}: {exc}") from None
     everyone = ", ".join(f"{s.agent_id} ({s.username}{'' if s.external else ', played by ' + s.player})"
@@ -146,10 +148,18 @@ async def open_session(target: Target, data: bool) -> AsyncIterator[Any]:
     http = httpx.AsyncClient(headers={"Authorization": f"Bearer {target.token}"},
                              timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S))
     url = with_observation_data(target.url) if data else target.url
-    async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
-            ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
+    answered = False
+    try:
+        async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+            answered = True
+    except Exception:
+        # once the command has its answer, what ending the session raises is no error of the player's: the
+        # server answers a request still open then (a call given up on with --max-wait) with HTTP 500
+        if not answered:
+            raise
 
 
 async def read_text(session: Any, uri: str) -> str:
@@ -358,6 +368,8 @@ def how_to_play(target: Target) -> str:
                                     "nobody calls in.",
         "- A call the game refuses (wrong arguments, too far away ...) still uses your turn; this command only "
         "checks the tool's name and the JSON before sending. To wait, call sleep.",
+        "- Commands wait as long as the game needs; add --max-wait SECONDS to return sooner (exit status 4: "
+        "nothing sent before your turn; a call already made shows its outcome as Last action).",
         "- When the episode ends, any command tells you how it ended (exit status 3).",
     ])
 
@@ -458,14 +470,20 @@ def exit_status(state: dict[str, Any]) -> int:
     return 0 if state.get("your_turn") else 4
 
 
-@seat_group.command("call", context_settings={"ignore_unknown_options": False})
+@seat_group.command("call")
 @click.argument("tool")
 @click.argument("arguments", nargs=-1)
+@click.option("--max-wait", type=float, default=None, metavar="SECONDS",
+              help="Return within about this many seconds (exit status 4): the call is sent only once your turn "
+                   "is open, and if your next turn has not opened by then its result is left for `look` "
+                   "[default: wait].")
 @seat_options
-def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: str | None, url: str | None,
-             token: str | None, as_json: bool) -> None:
+def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seats: str | None, agent: str | None,
+             url: str | None, token: str | None, as_json: bool) -> None:
     """Make your turn's call: TOOL with a JSON object '{"x": 1}' (or KEY=VALUE words); prints the outcome and
     your next observation."""
+    if max_wait is not None and max_wait <= 0:
+        raise click.BadParameter("must be > 0 seconds", param_hint="--max-wait")
     target = resolve(seats, agent, url, token)
     args_text = arguments
     printer = Printer(as_json)
@@ -484,9 +502,25 @@ def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: st
                 raise SeatError(unknown_tool(tool, [t.name for t in tools]))
             args = parse_arguments(args_text, spec)
             me = target.agent or (await read_turn(session)).get("you")
+            if max_wait is not None:  # send it only into an open turn: a call never waits, so it is never cut off
+                import asyncio
+
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + max_wait
+                state = await wait_for_turn(session, max_wait, status)
+                if not state.get("your_turn") and not state.get("episode", {}).get("over"):
+                    return {"args": args, "sent": False, "state": state}
             status(f"calling {tool} (it waits for your turn)")
             while True:
-                result = await session.call_tool(tool, args, progress_callback=on_progress)
+                call = session.call_tool(tool, args, progress_callback=on_progress)
+                if max_wait is None:
+                    result = await call
+                else:
+                    try:
+                        result = await asyncio.wait_for(call, max(0.5, deadline - loop.time()))
+                    except asyncio.TimeoutError:  # it ran in the open turn; its result waits for the next one
+                        return {"args": args, "sent": True, "pending": True, "state": await read_turn(session),
+                                "observation": await read_text(session, "agentworld://observation")}
                 data = result.structuredContent or {}
                 retry = (not data.get("executed", True) and data.get("error") in ("timeout", "not_active")
                          and not data.get("episode", {}).get("over"))
@@ -523,8 +557,33 @@ def call_cmd(tool: str, arguments: tuple[str, ...], seats: str | None, agent: st
     finally:
         status.stop()
     with reader_may_leave():
-        show_call(printer, tool, got, target)
+        if "data" in got:
+            show_call(printer, tool, got, target)
+        else:
+            show_unanswered(printer, tool, got, target, max_wait or 0)
     sys.exit(exit_status(got["state"]))
+
+
+def show_unanswered(printer: Printer, tool: str, got: dict[str, Any], target: Target, max_wait: float) -> None:
+    """``call --max-wait``: the turn did not open in time (nothing sent), or the call ran and its result waits
+    for the next turn (the observation's Last action line is its outcome)."""
+    state = got["state"]
+    if not got["sent"]:
+        text = (f"Nothing was sent: it is still not your turn after {max_wait:g} s ({waiting_text(state)}). Run the "
+                f"same command again to keep waiting.")
+    else:
+        text = (f"Your {tool} call was made in your turn; its result comes when your next turn opens, which did "
+                f"not happen within {max_wait:g} s. Your observation now follows (its Last action line is your "
+                f"call's outcome).")
+    if printer.as_json:
+        printer.data({"agent_id": state.get("you") or target.agent, "tool": tool, "arguments": got["args"],
+                      "sent": got["sent"], "executed": got["sent"], "your_turn": False, "message": text,
+                      "episode": state.get("episode"), "observation_text": got.get("observation")})
+        return
+    printer.text(text, title=f"{tool}: {'made' if got['sent'] else 'not sent'}", style="yellow")
+    if got.get("observation"):
+        printer.text(got["observation"], title=title_of(state, target), plain_head=OBSERVATION_MARK[1:-1])
+    printer.hint(next_step(state, target))
 
 
 def show_call(printer: Printer, tool: str, got: dict[str, Any], target: Target) -> None:
