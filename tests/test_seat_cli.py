@@ -94,7 +94,8 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
         assert result.success and result.end_reason == "verifier_passed", result
         # every call but the last printed its outcome, then the observation of the lumberjack's next turn
         code, out, err = outputs[0]
-        assert out.startswith("You rest.") and "\n--- Your observation now ---\nRound 2/25" in out
+        outcome = out.split("\n\n--- Your observation now ---\nRound 2/25")[0]
+        assert outcome and outcome in (tmp_path / "ep" / "trajectory.jsonl").read_text()  # the turn's result text
         assert out.rstrip().endswith(f"Your turn: agentworld seat call TOOL '{{...}}' --seats {seats_path} "
                                      f"--agent lumberjack")
         code, out, err = outputs[2]  # --json: one object with the outcome and the next observation as data
