@@ -31,8 +31,14 @@ SCRIPT = [  # (agent, tool, args), one round = three calls
 ]
 
 
-def play(seed: int, death: str = "respawn") -> tuple[str, str]:
-    w = make_world(seed=seed, rules={"death": death}, players=PLAYERS)
+# issue 26: mobs that roam and patrol (the wolf crosses agent_3's ground), finite nodes, a carrying limit
+MECHANICS = {"mobs": {"wolf": {"roam": 4, "speed": 2}, "goblin#1": {"patrol": [[12, 8], [6, 3]]}},
+             "nodes": {"berry_bush#1": {"total": 4}}}
+
+
+def play(seed: int, death: str = "respawn", mechanics: bool = False) -> tuple[str, str]:
+    rules = {"death": death, **({"carry_limit": 12} if mechanics else {})}
+    w = make_world(seed=seed, rules=rules, players=PLAYERS, **(MECHANICS if mechanics else {}))
     log = []
     for rnd in range(1, 4):  # the script three times over, with ticks: respawns and aggro come back in
         for i, (agent, tool, args) in enumerate(SCRIPT):
@@ -54,6 +60,14 @@ def test_the_seed_changes_the_outcome():
     assert len(outcomes) > 1
 
 
+def test_mechanics_same_seed_same_trajectory_and_the_seed_moves_the_mobs():
+    for death in ("out", "respawn"):
+        assert play(7, death, mechanics=True) == play(7, death, mechanics=True)
+    moved = {json.dumps(json.loads(play(seed, mechanics=True)[1])["moving_mobs"]) for seed in range(4)}
+    assert len(moved) > 1
+    assert play(7, mechanics=True) != play(7)  # the mechanics are in play
+
+
 def test_worlds_do_not_share_state():
     a = make_world(seed=1, players=PLAYERS)
     b = make_world(seed=1, players=PLAYERS)
@@ -69,14 +83,15 @@ def test_identical_across_processes_with_different_hash_seeds():
     import subprocess
 
     code = ("import sys, hashlib; sys.path.insert(0, %r); import test_determinism as t; "
-            "print(hashlib.sha256(''.join(t.play(5)).encode()).hexdigest())") % str(Path(__file__).parent)
+            "print(hashlib.sha256(''.join(t.play(5) + t.play(5, mechanics=True)).encode()).hexdigest())"
+            ) % str(Path(__file__).parent)
     digests = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
-    assert digests == {hashlib.sha256("".join(play(5)).encode()).hexdigest()}
+    assert digests == {hashlib.sha256("".join(play(5) + play(5, mechanics=True)).encode()).hexdigest()}
 
 
 def test_a_task_with_every_mechanic_plays_the_same_under_the_same_seed():

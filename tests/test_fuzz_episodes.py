@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.fuzzing import Call, Ref, TurnPlan, fuzz_episode
 from agentworld.core.play.records import TurnEvent
+from agentworld.core.tasks.mobs import world_options
 from agentworld.core.tasks.task import parse_task
 from agentworld.core.world.engine import EmbeddedWorld
 from agentworld.core.world.tools import TOOL_NAMES, TOOLS
@@ -79,11 +80,19 @@ CALL = st.one_of(WELL_FORMED, WELL_FORMED, WELL_FORMED, JUNK_CALL)  # mostly cal
 PLAN = st.builds(TurnPlan, st.lists(CALL, max_size=3), st.one_of(st.none(), st.none(), CALL), st.integers(0, 5))
 
 
-def episode_factory(rounds: int, death: str, seed: int, folder: Path | None = None):
+# issue 26's mechanics: moving mobs (a roaming aggressive wolf and a patrolling goblin), finite nodes, a carry limit
+MECHANICS = {"mobs": {"wolf": {"roam": 4, "speed": 2}, "goblin#1": {"patrol": [[12, 8], [6, 3]]},
+                      "chicken": {"roam": 3}},
+             "nodes": {"oak_tree#1": {"total": 2}, "berry_bush": {"total": 3}}}
+
+
+def episode_factory(rounds: int, death: str, seed: int, folder: Path | None = None, mechanics: bool = False):
     """Episodes of the fuzz task; with ``folder``, each writes its trajectory there (so the writer and the
-    reader are fuzzed too, and the replay compares what was written)."""
-    raw = json.loads(json.dumps({**TASK, "rounds": rounds, "max_action_steps": 6,
-                                 "world_rules": {"death": death, "move_range": 12}}))
+    reader are fuzzed too, and the replay compares what was written); ``mechanics``: with moving mobs, finite
+    nodes and a carrying limit."""
+    rules = {"death": death, "move_range": 12, **({"carry_limit": 14} if mechanics else {})}
+    raw = json.loads(json.dumps({**TASK, "rounds": rounds, "max_action_steps": 6, "world_rules": rules,
+                                 **(MECHANICS if mechanics else {})}))
     task = parse_task(raw, "fuzz_camp.yaml", "fuzz_camp")
     made = []
 
@@ -91,16 +100,18 @@ def episode_factory(rounds: int, death: str, seed: int, folder: Path | None = No
         made.append(1)
         out = folder / f"episode_{len(made)}" if folder is not None else None
         return Episode(task, team, seed=seed, out_dir=out,
-                       world=EmbeddedWorld(fixture_world(), seed=seed, rules=dict(task.world_rules)))
+                       world=EmbeddedWorld(fixture_world(), seed=seed, rules=dict(task.world_rules),
+                                           **world_options(task)))
     return make
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plans=st.lists(PLAN, max_size=24), rounds=st.integers(1, 8), death=st.sampled_from(["out", "respawn"]),
-       seed=st.integers(0, 3))
-def test_arbitrary_calls_keep_every_invariant_and_replay_identically(plans, rounds, death, seed):
+       seed=st.integers(0, 3), mechanics=st.booleans())
+def test_arbitrary_calls_keep_every_invariant_and_replay_identically(plans, rounds, death, seed, mechanics):
     with tempfile.TemporaryDirectory() as tmp:
-        report = asyncio.run(fuzz_episode(episode_factory(rounds, death, seed, Path(tmp)), plans, RECIPE_OUTPUTS))
+        report = asyncio.run(fuzz_episode(episode_factory(rounds, death, seed, Path(tmp), mechanics), plans,
+                                          RECIPE_OUTPUTS))
     assert not report.exceptions, report.exceptions
     assert not report.violations, report.violations[:5]
     assert report.replayed

@@ -173,10 +173,11 @@ def fixture_world() -> FixtureWorld:
     return _CACHE
 
 
-def make_world(seed: int = 0, rules: dict | None = None, players: list[PlayerSpec] | None = None):
+def make_world(seed: int = 0, rules: dict | None = None, players: list[PlayerSpec] | None = None, **task_blocks):
+    """``task_blocks``: a task's ``mobs=`` and ``nodes=`` (issue 26's moving mobs and finite nodes)."""
     from agentworld.core.world.engine import EmbeddedWorld
 
-    w = EmbeddedWorld(fixture_world(), seed=seed, rules=rules)
+    w = EmbeddedWorld(fixture_world(), seed=seed, rules=rules, **task_blocks)
     for spec in players if players is not None else default_players():
         w.add_player(spec)
     return w

@@ -305,9 +305,11 @@ def make_world(task: Task, seed: int, backend: str = "embedded", options: dict[s
     another backend from the ``register_worlds`` registry with its options (``server_url``, ...)."""
     if backend == "embedded" and not options:
         from ..world.datapack import load_world
+        from ..tasks.mobs import world_options as task_world_options
         from ..world.engine import EmbeddedWorld
 
-        return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics)
+        return EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics,
+                             **task_world_options(task))
     from .. import plugins
 
     if task.mechanics and backend != "embedded":

@@ -130,6 +130,27 @@ class Invariants:
                 self._violate(where, f"{agent} has {st.hp}/{st.max_hp} HP")
             if st.alive and gmap is not None and not gmap.walkable(st.x, st.y):
                 self._violate(where, f"{agent} stands on an unwalkable tile ({st.x},{st.y})")
+            limit = getattr(getattr(world, "rules", None), "carry_limit", 0)
+            if limit and sum(s.count for s in st.inventory) > limit:
+                self._violate(where, f"{agent} carries {sum(s.count for s in st.inventory)} items, over the limit {limit}")
+        self.check_mechanics(world, gmap, where)
+
+    def check_mechanics(self, world: Any, gmap: Any, where: str) -> None:
+        """Moving mobs stay on walkable tiles of their leash or route; finite nodes never give more than their total."""
+        mobs, nodes = getattr(world, "mobs", None), getattr(world, "nodes", None)
+        for m in list(getattr(mobs, "live", {}).values()):
+            motion = getattr(m, "motion", None)
+            if motion is None or m.respawn_at is not None:
+                continue
+            if not gmap.walkable(m.x, m.y):
+                self._violate(where, f"{m.id} stands on an unwalkable tile ({m.x},{m.y})")
+            if motion.loop and (m.x, m.y) not in motion.loop:
+                self._violate(where, f"{m.id} at ({m.x},{m.y}) is off its patrol route")
+            if not motion.loop and abs(m.x - motion.home[0]) + abs(m.y - motion.home[1]) > motion.leash:
+                self._violate(where, f"{m.id} at ({m.x},{m.y}) is off its leash of {motion.leash}")
+        for n in list(getattr(nodes, "live", {}).values()):
+            if getattr(n, "total", None) is not None and n.total < 0:
+                self._violate(where, f"finite node {n.id} has {n.total} items left")
 
     def check_delta(self, before: dict[str, Counter], after: dict[str, Counter], effects: Effects,
                     where: str) -> None:

@@ -359,6 +359,7 @@ class SoloAnalysis:
 
     def _sandbox_fight(self, agent_id: str, mob_type: str, count: int, seed: int) -> bool:
         from ..world.datapack import load_world
+        from ..tasks.mobs import world_options as task_world_options
         from ..world.engine import EmbeddedWorld
 
         loaded = load_world()
@@ -372,7 +373,7 @@ class SoloAnalysis:
             loaded.map.nearest_walkable(first.x, first.y, max_radius=10)
         if spawn is None:
             return False
-        world = EmbeddedWorld(loaded, seed=seed, rules=dict(self.task.world_rules))
+        world = EmbeddedWorld(loaded, seed=seed, rules=dict(self.task.world_rules), **task_world_options(self.task))
         spec = a.player_spec()
         spec.x, spec.y = spawn
         world.add_player(spec)

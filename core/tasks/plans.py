@@ -23,8 +23,10 @@ def plan_world(task: Task, seed: int = 0) -> Any:
     """A fresh embedded world with the task's rules and agents, as an episode would start it."""
     from ..world.datapack import load_world
     from ..world.engine import EmbeddedWorld
+    from .mobs import world_options as task_world_options
 
-    world = EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics)
+    world = EmbeddedWorld(load_world(), seed=seed, rules=dict(task.world_rules), mechanics=task.mechanics,
+                          **task_world_options(task))
     for a in task.agents:
         world.add_player(a.player_spec())
     return world

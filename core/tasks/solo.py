@@ -119,8 +119,9 @@ class _AtStart:
 
     def __init__(self, task: Task, seed: int):
         from ..world.engine import EmbeddedWorld
+        from .mobs import world_options as task_world_options
 
-        world = EmbeddedWorld(world_index().loaded, seed=seed, rules=dict(task.world_rules))
+        world = EmbeddedWorld(world_index().loaded, seed=seed, rules=dict(task.world_rules), **task_world_options(task))
         gmap, home = world_index().loaded.map, world_index().landmarks["hearthmoor"]
         self.states = {}
         for a in task.agents:

@@ -23,6 +23,7 @@ from ..world.factories import empty_list
 from ..world.models import SKILLS, Rules
 from .problems import Problem as Problem, TaskError as TaskError  # re-exported: callers import them from here
 from .problems import did_you_mean as did_you_mean, excerpt as excerpt
+from .mobs import TaskMob, TaskNode, check_blocks
 from .task_parts import CheckSpec as CheckSpec  # re-exported: solo.py, bench_play.py import it from here
 from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack
 
@@ -93,6 +94,8 @@ class Task(BaseModel):
     agents: list[AgentDef]
     success_criteria: list[str] = Field(default_factory=empty_list)
     world_rules: dict[str, Any] = Field(default_factory=dict)
+    mobs: dict[str, TaskMob] = Field(default_factory=dict)  # moving mobs: roam / patrol / speed (tasks/mobs.py)
+    nodes: dict[str, TaskNode] = Field(default_factory=dict)  # finite nodes: total (tasks/mobs.py)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None
     mechanics: TaskMechanics | None = None  # events, joint actions, hidden information (None: the task has none)
@@ -230,6 +233,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
         needs_communication=head.needs_communication, objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
+        mobs=head.mobs, nodes=head.nodes,
         verifier=head.verifier, reference_solution=head.reference_solution, path=file, raw=_masked(raw, agent_keys),
         mechanics=TaskMechanics(events=head.events, joint_actions=head.joint_actions, hidden=head.hidden)
         if head.events or head.joint_actions or head.hidden else None)
@@ -443,6 +447,7 @@ def validate_task(task: Task, world: "LoadedWorld | None" = None) -> list[Proble
     w = world_index(world)
     problems: list[Problem] = []
     problems += _check_rules(task)
+    problems += [Problem(f, what, fix) for f, what, fix in check_blocks(task, w.loaded)]
     problems += _check_agents(task, w)
     if task.verifier is not None:
         problems += _check_verifier(task, w)

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..world.events import EventSpec, HiddenSpec, JointSpec
 from ..world.factories import empty_list
+from .mobs import TaskMob, TaskNode
 from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack, _Yaml
 
 
@@ -48,6 +49,8 @@ class YamlTask(_Yaml):
     shared_plan: str | None = None
     success_criteria: list[str] = Field(default_factory=empty_list)
     world_rules: dict[str, Any] = Field(default_factory=dict)
+    mobs: dict[str, TaskMob] = Field(default_factory=dict)  # moving mobs (tasks/mobs.py)
+    nodes: dict[str, TaskNode] = Field(default_factory=dict)  # finite nodes (tasks/mobs.py)
     verifier: VerifierSpec | None = None
     reference_solution: dict[str, list[Step]] | None = None
     # the task's world mechanics (core/world/events.py; docs/tasks.md "Events, joint actions, hidden information")

@@ -4,14 +4,21 @@ A mixin of :class:`~agentworld.core.world.engine.EmbeddedWorld` (it uses the eng
 A fight resolves completely in one call: exchanges alternate (the agent acts first: eat when low on HP,
 otherwise attack; then the mob strikes) until one side dies or ``rules.max_fight_exchanges`` is reached.
 The mob keeps its wounds, so several agents can wear a boss down over several turns. Formulas: stats.py.
+
+Hazards act (issue 26): an aggressive mob engages a player whose walk enters its aggro range (the walk stops on
+that tile and the mob strikes once; the fight or the flight is the player's next turn), and at the round's tick
+every aggressive mob strikes the players within its range, after moving mobs took their step. A mob already in
+range of where a walk starts does not stop it (so a player can always walk away). A mob in a fight holds still
+through the next tick (roaming.hold).
 """
 
 from __future__ import annotations
 
-from .effects import Effects, HpChange, ItemDelta, Kill, ToolResult, engine_result
+from .effects import Effects, HpChange, ItemDelta, Kill, Move, ToolResult, engine_result
 from . import stats
-from .engine_state import MobState, Player
+from .engine_state import CELL, MobState, Player
 from .models import ItemStats
+from .roaming import advance, hold
 
 
 class CombatMixin:
@@ -137,10 +144,105 @@ class CombatMixin:
         p.notes.append(f"You died ({cause}) in round {self.round}; your inventory lies on the ground at {where}.")
         return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {where}."
 
-    def _aggressors(self, p: Player) -> list[MobState]:
-        """The live mobs that attack ``p`` at the tick (within their aggro range, not dead), by id."""
+    def _aggressors(self, p: Player, when: int | None = None) -> list[MobState]:
+        """The live mobs that attack ``p`` at the tick (within their aggro range, not dead), by id; moving mobs
+        where they stand in round ``when`` (default: now)."""
+        return self._aggressors_at(p.x, p.y, when)
+
+    def _aggressors_at(self, x: int, y: int, when: int | None = None) -> list[MobState]:
         mobs = self.mobs
-        return [m for m in map(mobs.__getitem__, self._aggro_reach(p.x, p.y)) if m.respawn_at is None]
+        found = [m for m in map(mobs.__getitem__, self._aggro_reach(x, y)) if m.respawn_at is None]
+        moving = self.movers.aggro_near(x, y) if self.movers.motions else ()
+        if moving:
+            for mid in moving:
+                m = self._mob_at(mobs[mid], when)
+                if m.respawn_at is None and abs(m.x - x) + abs(m.y - y) <= m.type.aggro_range:
+                    found.append(m)
+            found.sort(key=lambda m: m.id)
+        return found
+
+    def _mob_at(self, mob: MobState, when: int | None = None) -> MobState:
+        """``mob`` where it stands in round ``when`` (default: now): a moving mob is caught up first."""
+        motion = mob.motion
+        if motion is not None:
+            to = self.round if when is None else when
+            if mob.at < to:
+                advance(mob, motion, self.seed, to, self.map)
+        return mob
+
+    def _movers_near(self, x: int, y: int, radius: int) -> list[tuple[int, MobState]]:
+        """(distance, live state) of the moving mobs within Manhattan ``radius`` of (x, y) now, by id."""
+        out = []
+        mobs = self.mobs
+        for mid in self.movers.near(x, y, radius):
+            m = self._mob_at(mobs[mid])
+            d = abs(m.x - x) + abs(m.y - y)
+            if d <= radius:
+                out.append((d, m))
+        return out
+
+    def _walk_hazard(self, start: tuple[int, int], steps: list[tuple[int, int]],
+                     skip: str | None = None) -> tuple[int, MobState] | None:
+        """(index of the step, mob) where a walk along ``steps`` first enters the aggro range of a live aggressive
+        mob (the nearest there, then the lowest id), leaving out ``skip`` (the walk's own target) and the mobs in
+        range of ``start``; None if it never does. Tiles are looked at only in buckets some aggressive mob can
+        reach (``Movers.danger``): most walks cross none."""
+        if not (self.rules.aggro and self.rules.walk_aggro) or self.max_aggro <= 0:
+            return None
+        danger = self.movers.danger
+        if not any((x // CELL, y // CELL) in danger for x, y in steps):
+            return None
+        already = {m.id for m in self._aggressors_at(*start)}
+        if skip is not None:
+            already.add(skip)
+        for i, (x, y) in enumerate(steps):
+            if (x // CELL, y // CELL) not in danger:
+                continue
+            here = [m for m in self._aggressors_at(x, y) if m.id not in already]
+            if here:
+                return i, min(here, key=lambda m: (abs(m.x - x) + abs(m.y - y), m.id))
+        return None
+
+    def _ambushed(self, p: Player, start: tuple[int, int], steps: list[tuple[int, int]], i: int, mob: MobState,
+                  eff: Effects, goal: str, reached_goal: bool = False) -> str:
+        """Stop a walk at ``steps[i]``, where ``mob`` engages ``p``: the move, the mob's strike (hit or miss, death
+        as the rules say) go into ``eff``; returns the text saying what happened."""
+        taken = steps[:i + 1]
+        p.place(*taken[-1])
+        p.route_goal, p.route_at, p.route_rest = None, None, []
+        eff.move = Move(start=start, end=(p.x, p.y), path_length=len(taken), reached=reached_goal, engaged_by=mob.id)
+        mt = mob.type
+        d = abs(mob.x - p.x) + abs(mob.y - p.y)
+        text = (f"{mt.name} {mob.id} (lv {mt.level}, aggressive, range {mt.aggro_range}) at ({mob.x},{mob.y}) engaged "
+                f"you at ({p.x},{p.y}), {d} tile(s) from it: your walk toward {goal} stopped there after "
+                f"{len(taken)} tile(s). ")
+        dmg = self._strike(p, mob, eff)
+        if dmg is None:
+            text += "It attacked and missed."
+        else:
+            text += f"It hit you for {dmg} (HP {p.hp}/{self._max_hp(p)})."
+            if p.hp <= 0:
+                return text + " " + self._agent_dies(p, f"aggro:{mob.id}", eff)
+        hold(mob, mob.motion, self.seed, self.round, self.map)
+        return text + (f" Fight it (attack_entity(targetInstance='{mob.id}')) or walk away: it strikes again at the "
+                       f"end of the round while you are within {mt.aggro_range} tiles of it.")
+
+    @staticmethod
+    def _stopped_result(text: str, eff: Effects) -> ToolResult:
+        """A walk to a target that an aggressive mob stopped: refused (``blocked``), with what it did."""
+        return ToolResult(ok=False, text=text, effects=eff, error="blocked")
+
+    def _strike(self, p: Player, mob: MobState, eff: Effects) -> int | None:
+        """One strike of ``mob`` at ``p`` (the hit roll, then the damage roll): the damage dealt, None on a miss."""
+        mt = mob.type
+        bonus = self._bonus(p)
+        before = p.hp
+        if self.rng.random() < stats.hit_chance(mt.accuracy, p.levels["defense"] + bonus["defense"]):
+            dmg = min(p.hp, self.rng.randint(1, max(1, mt.attack)))
+            p.hp -= dmg
+            eff.hp.append(HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"aggro:{mob.id}"))
+            return dmg
+        return None
 
     AGGRO_KEEP = 20_000  # tiles whose aggressive mobs in reach are kept (cleared when full)
 
@@ -160,12 +262,8 @@ class CombatMixin:
 
     def _aggro_exchange(self, p: Player, mob: MobState, eff: Effects, lines: list[str]) -> None:
         mt = mob.type
-        bonus = self._bonus(p)
-        before = p.hp
-        if self.rng.random() < stats.hit_chance(mt.accuracy, p.levels["defense"] + bonus["defense"]):
-            dmg = min(p.hp, self.rng.randint(1, max(1, mt.attack)))
-            p.hp -= dmg
-            eff.hp.append(HpChange(agent=p.agent_id, before=before, after=p.hp, cause=f"aggro:{mob.id}"))
+        dmg = self._strike(p, mob, eff)
+        if dmg is not None:
             lines.append(f"{mob.id} hit {p.agent_id} for {dmg}")
             p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you for {dmg} at the end of round "
                            f"{self.round} (HP {p.hp}/{self._max_hp(p)}).")

@@ -79,6 +79,7 @@ class Move(BaseModel):
     end: tuple[int, int]
     path_length: int
     reached: bool  # False when the destination was farther than one move allows
+    engaged_by: str | None = None  # the aggressive mob whose range the walk entered, which stopped it there
 
 
 class ChatDelivery(BaseModel):

@@ -32,6 +32,8 @@ from .observe import ObservationMixin
 from .spatial import Cells, GroundItems, LazyStates
 from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
+from .roaming import Movers, hold, movers_for, send_home
+from .scarcity import exhausted_text, finite_totals, full_text
 
 _set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
 _username = attrgetter("username")
@@ -47,7 +49,11 @@ PLAYER_CELL = 4  # side of the buckets of the player index
 
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None,
-                 mechanics: "TaskMechanics | None" = None):
+                 mechanics: "TaskMechanics | None" = None, mobs: dict[str, dict] | None = None,
+                 nodes: dict[str, dict] | None = None):
+        """``mechanics``: a task's events, joint actions and hidden information (events.py); ``mobs``: its
+        movement overrides by mob type or instance id (``roam``, ``patrol``, ``speed``; roaming.py); ``nodes``:
+        its finite nodes by node type or instance id (``total``; scarcity.py)."""
         if loaded is None:
             loaded = load_world()  # the built-in world (cached per process)
         self.loaded = loaded
@@ -68,12 +74,18 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self.recipes_by_output = recipes_by_output(self.data.recipes)
         node_types = {n.key: n for n in self.data.node_types}
         mob_types = {m.key: m for m in self.data.mob_types}
+        # what moves (shared by every episode of this configuration); the fixed index leaves the movers out
+        self.movers: Movers = movers_for(loaded, _checked_keys(mobs, "mobs", loaded), self.rules.roaming)
+        motions = self.movers.motions
+        totals = finite_totals(loaded, _checked_keys(nodes, "nodes", loaded))
         # live node and mob state, made on first touch (most of the map is never visited in an episode)
-        fixed = fixed_index(loaded)
+        fixed = fixed_index(loaded, self.movers)
         self.nodes: LazyStates = LazyStates(
-            fixed.nodes, lambda n: NodeState(n.id, node_types[n.type], n.x, n.y, left=node_types[n.type].harvests))
+            fixed.nodes, lambda n: NodeState(n.id, node_types[n.type], n.x, n.y, left=node_types[n.type].harvests,
+                                             total=totals.get(n.id, totals.get(n.type))))
         self.mobs: LazyStates = LazyStates(
-            fixed.mobs, lambda m: MobState(m.id, mob_types[m.type], m.x, m.y, hp=mob_types[m.type].hp))
+            fixed.mobs, lambda m: MobState(m.id, mob_types[m.type], m.x, m.y, hp=mob_types[m.type].hp,
+                                           motion=motions.get(m.id)))
         self.stations = list(loaded.stations)
         self.portal_ends: list[PortalEnd] = fixed.portal_ends
         self.max_aggro = max((mob_types[m.type].aggro_range for m in loaded.mobs), default=0)
@@ -148,11 +160,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
 
         levels = {s: spec.skills.get(s, 1) for s in SKILLS}
         xp = {s: self.xp_table.xp_for(lv) for s, lv in levels.items()}
-        inv = Inventory(self.rules.inventory_slots, self._stackable)
+        inv = Inventory(self.rules.inventory_slots, self._stackable, self.rules.carry_limit)
         for st in spec.inventory:
             if inv.add(st.item, st.count) < st.count:
+                limit = f" or under the carry limit of {inv.limit} items" if inv.limit else ""
                 raise ValueError(f"player {spec.agent_id}: the starting inventory does not fit in "
-                                 f"{self.rules.inventory_slots} slots")
+                                 f"{self.rules.inventory_slots} slots{limit}")
         equipment: dict[str, list] = {}
         for st in spec.equipment:
             slot = self.items[st.item].slot
@@ -222,6 +235,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         mr = self.rules.move_range
         steps = path[:mr]
         start = (p.x, p.y)
+        hazard = self._walk_hazard(start, steps)
+        if hazard is not None:  # an aggressive mob engages on the way: the walk ends there
+            eff = engine_effects(target=f"{x},{y}")
+            text = self._ambushed(p, start, steps, hazard[0], hazard[1], eff, f"({x},{y})",
+                                  reached_goal=hazard[0] == len(path) - 1)
+            return engine_result(text, effects=eff)
         p.place(*steps[-1])
         p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
         reached = len(path) <= mr
@@ -371,6 +390,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if node is None:
             return self._unknown_target(p, target_instance, "resource", "harvest_resource")
         nt = node.type
+        if node.total is not None and node.total <= 0:
+            return engine_failure("depleted", exhausted_text(nt.name, node.id, nt.kind))
         if node.respawn_at is not None:
             if node.respawn_at >= NEVER:
                 return engine_failure("depleted", f"{nt.name} {node.id} is exhausted: it does not come back. "
@@ -389,6 +410,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             bonus_chance = stats.tool_bonus_chance(tool.tool_tier)
         yield_items = [y.item for y in nt.yields]
         if yield_items and all(p.inv.room_for(i, 1) == 0 for i in yield_items):
+            if p.inv.limit and p.inv.carry_room() == 0:
+                return engine_failure("inventory_full", full_text(p.inv, "more"))
             return engine_failure("inventory_full", f"Your inventory is full ({p.inv.size} slots); drop into a "
                                                     f"teammate's inventory with transfer_items or use items first.")
         eff = engine_effects(target=node.id)
@@ -398,7 +421,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         got: dict[str, int] = {}
         gathers = 0
         full = False
-        while node.left > 0 and not full:
+        finite = node.total is not None
+        while node.left > 0 and not full and not (finite and node.total <= 0):
             node.left -= 1
             gathers += 1
             for k, y in enumerate(nt.yields):
@@ -407,6 +431,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                     continue
                 if k == 0 and bonus_chance and self.rng.random() < bonus_chance:
                     n += 1  # a better tool gathers more per call
+                if finite:  # what is left of its total, and no more
+                    n = min(n, node.total)
+                    node.total -= n
+                    node.shown = None  # its Nearby row says how many are left
+                    if n <= 0:
+                        continue
                 added = p.inv.add(y.item, n)
                 if added:
                     got[y.item] = got.get(y.item, 0) + added
@@ -422,13 +452,29 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         parts = [f"Harvested {nt.name} {node.id} ({gathers} gather{'s' if gathers != 1 else ''}): "
                  + (", ".join(f"+{n} {i}" for i, n in got.items()) or "nothing this time") + "."]
         parts.append(self._xp_text(eff))
-        if node.left <= 0:
+        if finite:
+            node.left = nt.harvests if node.left <= 0 else node.left  # no depletion cycle: only its total ends it
+            parts.append(f"It is exhausted: it never regrows." if node.total <= 0
+                         else f"It has {node.total} item(s) left in all (it never regrows).")
+            if full:
+                parts.append(self._full_after(p))
+        elif node.left <= 0:
             node.respawn_at = self.round + self._respawn(nt.respawn_rounds)
             self.depleted[node.id] = node
             parts.append(f"It is depleted, back in {node.respawn_at - self.round} round(s).")
         elif full:
-            parts.append(f"Inventory full: stopped with {node.left} gather(s) left in it (overflow dropped on the ground).")
+            parts.append(self._full_after(p, node.left))
         return engine_result(" ".join(s for s in parts if s), effects=eff)
+
+    @staticmethod
+    def _full_after(p: Player, left: int | None = None) -> str:
+        """What a harvest that filled the inventory (or reached the carry limit) says."""
+        what = (f"carry limit of {p.inv.limit} items reached" if p.inv.limit and p.inv.carry_room() == 0
+                else "Inventory full")
+        what = what[0].upper() + what[1:]
+        if left is None:
+            return f"{what}: stopped (overflow dropped on the ground)."
+        return f"{what}: stopped with {left} gather(s) left in it (overflow dropped on the ground)."
 
     def pickup_resource(self, agent_id: str, target_instance: str) -> ToolResult:
         p = self._actor(agent_id)
@@ -439,6 +485,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return self._unknown_target(p, target_instance, "ground_item", "pickup_resource")
         room = p.inv.room_for(g.item, g.count)
         if room == 0:
+            if p.inv.limit and p.inv.carry_room() == 0:
+                return engine_failure("inventory_full", full_text(p.inv, g.item))
             return engine_failure("inventory_full", f"No room for {g.item}: your inventory is full ({p.inv.size} slots).")
         eff = engine_effects(target=g.id)
         walked = self._walk_near(p, g.x, g.y, 0, f"{g.item} ({g.id})", eff)
@@ -451,7 +499,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if g.count <= 0:
             del self.ground[g.id]
         eff.gained.append(ItemDelta(agent=p.agent_id, item=g.item, count=added, source=f"pickup:{g.id}"))
-        rest = f" {g.count} left on the ground (inventory full)." if g.count > 0 else ""
+        why = f"carry limit of {p.inv.limit} items reached" if p.inv.limit and p.inv.carry_room() == 0 else "inventory full"
+        rest = f" {g.count} left on the ground ({why})." if g.count > 0 else ""
         return engine_result(f"Picked up {added} {g.item}.{rest}", effects=eff)
 
     # -- combat -----------------------------------------------------------------------------------
@@ -465,6 +514,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 return engine_failure("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
             return self._unknown_target(p, target_instance, "mob", "attack_entity")
         mt = mob.type
+        self._mob_at(mob)  # a moving mob: where it stands now
         if mob.respawn_at is not None:
             return engine_failure("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
                                              f"{max(1, mob.respawn_at - self.round)} round(s).")
@@ -473,12 +523,15 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if style == "ranged" and self._ammo_source(p) is None:
             return engine_failure("missing_items", f"Your {weapon.name} needs ammunition: equip arrows (ammo) or carry them.")
         eff = engine_effects(target=mob.id)
-        walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff)
+        walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff, target_mob=mob.id)
         if walked is not None:
             return walked
         if self.mech is not None and (guarded := self.mech.guard(p, mob, eff)) is not None:
             return guarded
-        return self._fight(p, mob, style, eff)
+        result = self._fight(p, mob, style, eff)
+        if mob.respawn_at is None:
+            hold(mob, mob.motion, self.seed, self.round, self.map)  # in a fight: it stands its ground this tick
+        return result
 
     # -- crafting ---------------------------------------------------------------------------------
     def craft_item(self, agent_id: str, skill: str, item_key: str, count: int) -> ToolResult:
@@ -539,6 +592,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 p.inv.add(i, n)
             made += 1
         if made == 0:
+            if p.inv.limit and p.inv.held() - sum(recipe.inputs.values()) + sum(recipe.outputs.values()) > p.inv.limit:
+                return engine_failure("inventory_full", f"One {recipe.key} would take you over the carry limit of "
+                                                        f"{p.inv.limit} items (you carry {p.inv.held()}); hand "
+                                                        f"items to a teammate with transfer_items first.")
             return engine_failure("inventory_full", f"No room for the {recipe.key} output; free an inventory slot first.")
         src = f"craft:{recipe.key}"
         eff = engine_effects(target=recipe.key)
@@ -609,6 +666,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_failure("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
                                                   f"transfers need {need} or less: meet up first.")
         if q.inv.room_for(key, count) < count:
+            room = q.inv.carry_room()
+            if room is not None and room < count:
+                return engine_failure("inventory_full", f"{q.username} can take only {room} more item(s) under the carry "
+                                                        f"limit of {q.inv.limit}; give at most {room} {key}.")
             return engine_failure("inventory_full", f"{q.username}'s inventory has no room for {count} {key}.")
         p.inv.remove(key, count)
         q.inv.add(key, count)
@@ -703,6 +764,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                                  if n.respawn_at is None and n.left < n.type.harvests},
             "mobs": {mid: {"hp": m.hp, "dead": m.respawn_at is not None, "respawn_at": m.respawn_at}
                      for mid, m in sorted({**self.wounded, **self.dead_mobs}.items())},
+            # where the moving mobs anyone came near stand now (the others are where their seed puts them)
+            "moving_mobs": {mid: [m.x, m.y] for mid, m in sorted(self.mobs.live.items())
+                            if m.motion is not None and self._mob_at(m)},
+            "finite_nodes": {nid: n.total for nid, n in sorted(self.nodes.live.items()) if n.total is not None},
             "ground_items": [{"id": g.id, "item": g.item, "count": g.count, "x": g.x, "y": g.y}
                              for g in self.ground.values()],
             **({"mechanics": self.mech.snapshot()} if self.mech is not None else {}),
@@ -716,16 +781,24 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         eff = engine_effects()
         lines: list[str] = []
         players = list(self.players.values())  # join order: the dict is filled in that order
+        nxt = round + 1
+        moving = bool(self.movers.motions)
+        if moving:  # a wounded mob holds still (moving mobs take their step into round nxt lazily: roaming.py)
+            for mid in sorted(self.wounded):
+                m = self.wounded[mid]
+                hold(m, m.motion, self.seed, round, self.map)
         mech = self.mech
         if r.aggro and (self.max_aggro > 0 or mech is not None):
             for p in players:
                 if not (p.active and p.alive):
                     continue
-                for mob in self._aggressors(p) if mech is None else self._aggressors(p) + mech.aggressors(p):
+                # the moving mobs where they stand after this tick's step
+                for mob in self._aggressors(p, nxt) if mech is None else self._aggressors(p, nxt) + mech.aggressors(p):
                     if not (p.active and p.alive):
                         break
                     self._aggro_exchange(p, mob, eff, lines)
-        nxt = round + 1
+                    if moving:
+                        hold(mob, mob.motion, self.seed, nxt, self.map)
         for nid in sorted(self.depleted):
             n = self.depleted[nid]
             if n.respawn_at is not None and n.respawn_at <= nxt:
@@ -737,6 +810,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if m.respawn_at is not None and m.respawn_at <= nxt:
                 m.respawn_at = None
                 m.hp = m.type.hp
+                send_home(m, m.motion, nxt)
                 del self.dead_mobs[mid]
                 lines.append(f"{mid} respawned")
         if r.mob_regen_per_round:
@@ -907,8 +981,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if len(self._broadcasts) * 2 >= self._broadcast_trim_at:
             self._broadcast_trim_at *= 2
 
-    def _walk_near(self, p: Player, tx: int, ty: int, reach: int, what: str, eff: Effects) -> ToolResult | None:
-        """Walk next to (``reach``) a target for an interaction; sets ``eff.move``. None on success."""
+    def _walk_near(self, p: Player, tx: int, ty: int, reach: int, what: str, eff: Effects,
+                   target_mob: str | None = None) -> ToolResult | None:
+        """Walk next to (``reach``) a target for an interaction; sets ``eff.move``. None on success; an aggressive
+        mob other than ``target_mob`` that the walk passes stops it (combat.py)."""
         d = _dist(p.x, p.y, tx, ty)
         if d <= reach:
             return None
@@ -924,6 +1000,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
                                                   f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
+        hazard = self._walk_hazard(start, path, skip=target_mob)
+        if hazard is not None:  # an aggressive mob engages on the way: the walk ends there, the action is not done
+            text = self._ambushed(p, start, path, hazard[0], hazard[1], eff, what)
+            return self._stopped_result(text, eff)
         p.place(*path[-1])
         eff.move = Move(start=start, end=(p.x, p.y), path_length=len(path), reached=True)
         return None
@@ -959,6 +1039,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             elif kind == "mob":
                 ref = mobs[eid]
             yield d, kind, ref
+        if self.movers.motions:
+            for d, m in self._movers_near(x, y, radius):
+                yield d, "mob", m
 
     def _stackable(self, item: str) -> bool:
         d = self.items.get(item)
@@ -1097,7 +1180,8 @@ class FixedIndex:
     """What never changes in a loaded world, indexed once and shared by every engine on it (read-only):
     placements by id, portal ends, and the fixed things by bucket (nodes and mobs by placement)."""
 
-    def __init__(self, loaded: LoadedWorld):
+    def __init__(self, loaded: LoadedWorld, movers: Movers | None = None):
+        moving = movers.motions if movers is not None else {}
         self.nodes = {n.id: n for n in loaded.nodes}
         self.mobs = {m.id: m for m in loaded.mobs}
         self.portal_ends: list[PortalEnd] = portal_ends(loaded.data.portals)
@@ -1106,7 +1190,8 @@ class FixedIndex:
         for n in loaded.nodes:
             cells[(n.x // CELL, n.y // CELL)].append((n.x, n.y, "resource", n, n.id))
         for m in loaded.mobs:
-            cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m, m.id))
+            if m.id not in moving:  # a moving mob is found through its Movers' index, where it can be
+                cells[(m.x // CELL, m.y // CELL)].append((m.x, m.y, "mob", m, m.id))
         for e in self.portal_ends:
             cells[(e.x // CELL, e.y // CELL)].append((e.x, e.y, "portal", e, e.id))
         for s in loaded.stations:
@@ -1147,12 +1232,30 @@ class FixedIndex:
         return found
 
 
-def fixed_index(loaded: LoadedWorld) -> FixedIndex:
-    """The loaded world's :class:`FixedIndex`, built on first use and kept on it."""
-    index = loaded.__dict__.get("_fixed_index")
+def fixed_index(loaded: LoadedWorld, movers: Movers | None = None) -> FixedIndex:
+    """The loaded world's :class:`FixedIndex` for a configuration of moving mobs (kept on its ``Movers``; without
+    one, every mob at its spawn, kept on the loaded world), built on first use."""
+    holder = movers.__dict__ if movers is not None and movers.motions else loaded.__dict__
+    index = holder.get("_fixed_index")
     if index is None:
-        index = loaded.__dict__["_fixed_index"] = FixedIndex(loaded)
+        index = holder["_fixed_index"] = FixedIndex(loaded, movers)
     return index
+
+
+def _checked_keys(block: dict[str, dict] | None, what: str, loaded: LoadedWorld) -> dict[str, dict] | None:
+    """A task's ``mobs:`` or ``nodes:`` block with its keys checked against the world (type keys or instance
+    ids); ValueError naming the key and the fix (a task file is checked earlier, by tasks validate)."""
+    if not block:
+        return None
+    if what == "mobs":
+        types, ids = {t.key for t in loaded.data.mob_types}, {m.id for m in loaded.mobs}
+    else:
+        types, ids = {t.key for t in loaded.data.node_types}, {n.id for n in loaded.nodes}
+    bad = sorted(k for k in block if k not in types and k not in ids)
+    if bad:
+        raise ValueError(f"{what}: unknown {what[:-1]} type or instance id(s) {bad}; use a type key from the data "
+                         f"pack or an id from `agentworld world near PLACE`")
+    return block
 
 
 def make_rules(base: Rules, overrides: dict | None) -> Rules:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .observation import ChatMessage
 from .inventory import Inventory
 from .models import MobTypeDef, NodeTypeDef
+from .roaming import Motion
 from .spatial import CELL, Cells
 
 __all__ = ["CELL", "MAX_CHAT_SHOWN", "GroundItem", "MobState", "NodeState", "Player", "Roster", "SeenBy", "manhattan",
@@ -117,6 +118,7 @@ class NodeState:
     y: int
     left: int  # gathers left before depletion
     respawn_at: int | None = None  # round from which it is available again (None: available)
+    total: int | None = None  # a finite node (scarcity.py): items it can still give, never regrown (None: not finite)
     shown: dict | None = field(default=None, repr=False, compare=False)  # its Nearby rows by distance (observe.py)
 
 
@@ -130,6 +132,9 @@ class MobState:
     y: int
     hp: int
     respawn_at: int | None = None  # None: alive
+    motion: "Motion | None" = field(default=None, repr=False, compare=False)  # how it moves (roaming.py; None: it stays)
+    at: int = 1  # the round its x, y are for (a moving mob is caught up when read: roaming.advance)
+    leg: int = 0  # a patrolling mob's index along its loop
     shown: list | None = field(default=None, repr=False, compare=False)  # [hp, its Nearby rows by distance] (observe.py)
 
 

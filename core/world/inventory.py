@@ -3,6 +3,9 @@
 Slot indices never shift (removing an item empties its slot), so the index an agent read in its
 observation stays valid for ``equip_item(index=...)``. Stackable items share one slot per item key;
 non-stackable items (equipment) take one slot each. New items go to the lowest free slot.
+
+A carrying limit (``rules.carry_limit``, 0 = none) caps the pieces held in all (every piece counts one, a stack
+of 10 logs ten): what does not fit under it does not fit, as with a full inventory.
 """
 
 from __future__ import annotations
@@ -11,16 +14,25 @@ from typing import Callable
 
 
 class Inventory:
-    __slots__ = ("size", "slots", "_stackable")
+    __slots__ = ("size", "slots", "_stackable", "limit")
 
-    def __init__(self, size: int, stackable: Callable[[str], bool]):
+    def __init__(self, size: int, stackable: Callable[[str], bool], limit: int = 0):
         self.size = size
         self.slots: list[list | None] = [None] * size  # each slot: [item_key, count]
         self._stackable = stackable
+        self.limit = limit  # most pieces held in all (0: no limit)
 
     # -- reading ----------------------------------------------------------------------------------
     def count(self, item: str) -> int:
         return sum(s[1] for s in self.slots if s is not None and s[0] == item)
+
+    def held(self) -> int:
+        """Pieces held in all (what the carrying limit counts)."""
+        return sum(s[1] for s in self.slots if s is not None)
+
+    def carry_room(self) -> int | None:
+        """Pieces that can still be taken under the carrying limit (None: no limit)."""
+        return max(0, self.limit - self.held()) if self.limit else None
 
     def free_slots(self) -> int:
         return sum(1 for s in self.slots if s is None)
@@ -52,6 +64,10 @@ class Inventory:
         """How many of ``item`` would fit now."""
         if count <= 0:
             return 0
+        if self.limit:
+            count = min(count, self.limit - self.held())
+            if count <= 0:
+                return 0
         if self._stackable(item):
             if self.first_slot(item) is not None or self.free_slots() > 0:
                 return count
@@ -60,6 +76,8 @@ class Inventory:
 
     def fits(self, items: dict[str, int]) -> bool:
         """Whether all of ``items`` fit at once (slots needed are counted together)."""
+        if self.limit and self.held() + sum(n for n in items.values() if n > 0) > self.limit:
+            return False
         need = 0
         for item, n in items.items():
             if n <= 0:
@@ -73,6 +91,8 @@ class Inventory:
     # -- changing ---------------------------------------------------------------------------------
     def add(self, item: str, count: int) -> int:
         """Add up to ``count``; returns how many were added (the rest did not fit)."""
+        if self.limit:
+            count = min(count, self.limit - self.held())
         if count <= 0:
             return 0
         if self._stackable(item):

@@ -102,8 +102,13 @@ class MobTypeDef(_Strict):
     accuracy: int
     defense: int
     attack_style: AttackStyle = "melee"
-    aggro_range: int = 0  # 0: passive; otherwise attacks agents within this many tiles at the round tick
+    aggro_range: int = 0  # 0: passive; otherwise engages agents that come within this many tiles (a walk or the tick)
     respawn_rounds: int = 10
+    # movement (roaming.py): a leash radius to wander within around the spawn (Manhattan; 0 = stays put), or a
+    # patrol route walked in a loop from the spawn (waypoints as offsets from each mob's spawn); `speed` tiles a round
+    roam: int = Field(0, ge=0, le=50)
+    patrol: list[tuple[int, int]] = Field(default_factory=empty_list)
+    speed: int = Field(1, ge=1, le=20)
     drops: list[Drop] = Field(default_factory=empty_list)
     xp: int = 10
     boss: bool = False
@@ -188,7 +193,10 @@ class Rules(_Strict):
     max_fight_exchanges: int = Field(60, ge=1, le=100_000)  # a fight ends after this many exchanges even if nobody died
     auto_eat_below: float = Field(0.35, ge=0, le=1, allow_inf_nan=False)  # in a fight, eat the best food when HP falls below this fraction of max
     retreat_below: float = Field(0.0, ge=0, le=1, allow_inf_nan=False)  # in a fight, disengage when HP falls below this fraction (0 = fight to the end)
-    aggro: bool = True  # aggressive mobs attack at the round tick
+    aggro: bool = True  # aggressive mobs attack at the round tick (and, with walk_aggro, engage a walk)
+    walk_aggro: bool = True  # an aggressive mob stops a walk that enters its range and strikes (combat.py)
+    roaming: bool = True  # mobs with a leash or a patrol move every round (false: every mob stays at its spawn)
+    carry_limit: int = Field(0, ge=0, le=1_000_000)  # most item pieces one agent carries (inventory; 0 = no limit)
 
 
 class MapSpec(_Strict):

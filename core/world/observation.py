@@ -76,6 +76,7 @@ class Observation(BaseModel):
     inventory: list[InvItem] = Field(default_factory=empty_list)
     inventory_slots: int = 28
     inventory_used: int | None = None  # slots filled (identical items in several slots show as one row)
+    carry_limit: int | None = None  # most item pieces this agent may carry (world_rules.carry_limit); None: no limit
     equipment: dict[str, str] = Field(default_factory=dict)  # slot -> item name
     nearby: list[Entity] = Field(default_factory=empty_list)
     last_result: str | None = None
@@ -109,7 +110,9 @@ class Observation(BaseModel):
             out.append("Equipped: " + ", ".join(f"{slot}={name}" for slot, name in self.equipment.items()))
         inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" for i in self.inventory)
         used = len(self.inventory) if self.inventory_used is None else self.inventory_used
-        out.append(f"Inventory ({used}/{self.inventory_slots} slots): {inv or 'empty'}")
+        carry = (f"; carrying {sum(i.count for i in self.inventory)}/{self.carry_limit} items"
+                 if self.carry_limit else "")
+        out.append(f"Inventory ({used}/{self.inventory_slots} slots{carry}): {inv or 'empty'}")
         if self.party:
             out.append("Party: " + ", ".join(
                 f"{p.username} {p.hp}/{p.max_hp}" + ("" if p.alive else " (dead)") for p in self.party))

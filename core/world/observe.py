@@ -17,6 +17,7 @@ from .observation import Entity, InvItem, Observation
 from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN, SeenBy, same_equipment
 from .events import NEVER
+from .scarcity import finite_note
 from .engine_state import manhattan as _dist
 
 
@@ -37,6 +38,12 @@ def _node_note(nt: Any) -> str:
     """What a node's row says of its type (the same for every node of it while it is not depleted)."""
     need = f"needs {nt.tool} + {nt.skill} {nt.level}" if nt.tool else f"needs {nt.skill} {nt.level}"
     return f"{need}; gives {'/'.join(y.item for y in nt.yields[:2])}"
+
+
+def _moving_tag(motion: Any) -> str:
+    if motion.loop:
+        return f"patrols ({len(motion.waypoints)} waypoint(s), {motion.speed} tile(s)/round)"
+    return f"roams within {motion.leash} of ({motion.home[0]},{motion.home[1]})"
 
 
 def _mob_tags(mt: Any) -> list[str]:
@@ -76,6 +83,9 @@ class ObservationMixin:
         mech = self.mech
         if mech is not None and mech.spawned:
             cands += mech.seen_near(p.x, p.y, vr)  # mobs a task's event brought (a raid)
+        if self.movers.motions:  # moving mobs where they stand this round (roaming.py)
+            for d, m in self._movers_near(p.x, p.y, vr):
+                cands.append((d, m.id, "mob", m))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
         for d, q in self._nearest_players(p, vr, r.max_nearby):
             cands.append((d, q.username, "player", q))
@@ -140,6 +150,7 @@ class ObservationMixin:
             "hp": p.hp, "max_hp": seen.max_hp, "alive": p.alive, "combat_level": seen.combat_level,
             "skills": dict(levels), "inventory": inv, "inventory_slots": p.inv.size,
             "inventory_used": p.inv.size - p.inv.free_slots(),
+            "carry_limit": p.inv.limit or None,
             "equipment": dict(seen.equipment_names),
             "nearby": nearby, "last_result": None, "chat": chat, "party": None, "notes": notes})
 
@@ -186,8 +197,8 @@ class ObservationMixin:
                 rows = ref.shown = {}
         elif kind == "mob" and ref.respawn_at is None:
             shown = ref.shown
-            if shown is None or shown[0] != ref.hp:
-                shown = ref.shown = [ref.hp, {}]
+            if shown is None or shown[0] != ref.hp or shown[2] != ref.x or shown[3] != ref.y:
+                shown = ref.shown = [ref.hp, {}, ref.x, ref.y]  # (a moving mob's rows hold while it stands there)
             rows = shown[1]
         if rows is not None:
             row = rows.get(d)
@@ -219,6 +230,8 @@ class ObservationMixin:
             if ref.respawn_at is not None:
                 note += ("; exhausted, does not come back" if ref.respawn_at >= NEVER
                          else f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds")
+            if ref.total is not None:
+                note += finite_note(ref)
             return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                         hp=None, max_hp=None, note=note)
         if kind == "mob":
@@ -234,6 +247,8 @@ class ObservationMixin:
                 note = self._mob_notes[mt.key] = "; ".join(_mob_tags(mt))
             if self.mech is not None:
                 note += self.mech.mob_note(eid)
+            if ref.motion is not None:  # a moving mob says so: what an agent saw of it may not hold next round
+                note = "; ".join(filter(None, [note, _moving_tag(ref.motion)]))
             return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                         hp=ref.hp, max_hp=mt.hp, note=note)
         if kind == "player":

@@ -1,0 +1,257 @@
+"""Mobs that move: roaming within a leash of their spawn, or walking a patrol route in a loop.
+
+A mob type in the data pack may say ``roam`` (a leash radius, Manhattan, around each mob's spawn), ``patrol``
+(waypoints as offsets from each mob's spawn) and ``speed`` (tiles a round); a task overrides them per type or per
+instance (its ``mobs:`` block; a patrol under an instance id is absolute tiles). What moves in one world
+configuration is a :class:`Movers`, read-only and shared by every episode of it (kept on the loaded world).
+
+Where a moving mob stands in round ``r`` is a pure function of the episode seed, the mob's id, ``r`` and what
+happened to it: a roaming mob takes ``speed`` random steps a round, each drawn from a hash of (seed, mob id,
+round, step) that never touches the episode's ``random.Random`` (so a mob's moves never shift a combat roll, and
+a combat roll never shifts a move); a patrolling mob is ``speed`` tiles further along its loop each round. A mob
+holds still while it is dead, wounded or was in a fight this round, and a respawned mob starts at its spawn.
+
+Nothing here is computed for every mob each round: a mob's position is worked out only when someone can see it,
+reach it or pass through its aggro range (:func:`advance` catches it up from the round it was last worked out
+for). The spatial index (:meth:`Movers.near`) bounds each moving mob by the box it can ever be in (its leash or
+its route), so a query reads the movers whose box is in range, not all of them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from .spatial import CELL
+
+_MASK = (1 << 64) - 1
+_STEPS = ((0, -1), (-1, 0), (1, 0), (0, 1))  # up, left, right, down
+KEEP = 20_000  # (tile, radius) answers kept per configuration (cleared when full)
+
+
+def _mix(*parts: int) -> int:
+    """A 64-bit hash of the integers (splitmix64 rounds): the same in every process and Python version."""
+    h = 0x9E3779B97F4A7C15
+    for part in parts:
+        h = (h ^ (part & _MASK)) * 0xBF58476D1CE4E5B9 & _MASK
+        h ^= h >> 31
+        h = h * 0x94D049BB133111EB & _MASK
+        h ^= h >> 29
+    return h
+
+
+class Motion:
+    """How one mob moves: ``leash`` (roaming) or ``loop`` (the patrol's closed path of tiles, starting at the
+    spawn), ``speed`` tiles a round, and ``box`` (x0, y0, x1, y1), every tile it can ever stand on."""
+
+    __slots__ = ("mob_id", "key", "home", "leash", "loop", "speed", "box", "aggro", "waypoints")
+
+    def __init__(self, mob_id: str, home: tuple[int, int], speed: int, aggro: int, *, leash: int = 0,
+                 loop: tuple[tuple[int, int], ...] | None = None, waypoints: tuple[tuple[int, int], ...] = ()):
+        self.mob_id = mob_id
+        self.key = zlib.crc32(mob_id.encode())  # the mob's own stream (ids are unique in a world)
+        self.home = home
+        self.leash = leash
+        self.loop = loop
+        self.speed = speed
+        self.aggro = aggro
+        self.waypoints = waypoints  # the patrol's waypoints as tiles (what `world render` draws)
+        if loop:
+            xs, ys = [t[0] for t in loop], [t[1] for t in loop]
+            self.box = (min(xs), min(ys), max(xs), max(ys))
+        else:
+            self.box = (home[0] - leash, home[1] - leash, home[0] + leash, home[1] + leash)
+
+    @property
+    def kind(self) -> str:
+        return "patrol" if self.loop else "roam"
+
+    def box_distance(self, x: int, y: int) -> int:
+        """Manhattan distance from (x, y) to the nearest tile of the box (a lower bound of the mob's distance)."""
+        x0, y0, x1, y1 = self.box
+        return max(x0 - x, 0, x - x1) + max(y0 - y, 0, y - y1)
+
+
+def advance(mob: Any, motion: Motion, seed: int, to_round: int, gm: Any) -> None:
+    """Move ``mob`` (its ``x``, ``y``, ``at``, ``leg``) on to where it stands in ``to_round``. ``mob.at`` is the
+    round its position is for; a hold sets it ahead (the rounds up to it are spent standing still)."""
+    at = mob.at
+    if at >= to_round:
+        return
+    if mob.respawn_at is not None:  # dead: the body stays where it fell until the respawn puts it home
+        mob.at = to_round
+        return
+    if motion.loop:
+        mob.leg = (mob.leg + motion.speed * (to_round - at)) % len(motion.loop)
+        mob.x, mob.y = motion.loop[mob.leg]
+    else:
+        x, y = mob.x, mob.y
+        hx, hy = motion.home
+        leash, key, walkable = motion.leash, motion.key, gm.walkable
+        for t in range(at + 1, to_round + 1):
+            for k in range(motion.speed):
+                dx, dy = _STEPS[_mix(seed, key, t, k) & 3]
+                nx, ny = x + dx, y + dy
+                if abs(nx - hx) + abs(ny - hy) <= leash and walkable(nx, ny):
+                    x, y = nx, ny
+        mob.x, mob.y = x, y
+    mob.at = to_round
+
+
+def hold(mob: Any, motion: Motion | None, seed: int, this_round: int, gm: Any) -> None:
+    """Keep ``mob`` where it stands in ``this_round`` through the next tick (it was in a fight, or is wounded)."""
+    if motion is None:
+        return
+    advance(mob, motion, seed, this_round, gm)
+    if mob.at < this_round + 1:
+        mob.at = this_round + 1
+
+
+def send_home(mob: Any, motion: Motion | None, this_round: int) -> None:
+    """A respawned mob starts at its spawn (and at its route's start) in ``this_round``."""
+    if motion is None:
+        return
+    mob.x, mob.y = motion.home
+    mob.leg = 0
+    mob.at = this_round
+
+
+def patrol_loop(gm: Any, home: tuple[int, int], waypoints: list[tuple[int, int]],
+                route: Any) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """(the closed path home -> each waypoint -> home, the waypoints used). A waypoint that is not walkable or not
+    in the spawn's area is moved to the nearest walkable tile of that area within 6 tiles, else left out."""
+    comp = gm.component(*home)
+    used: list[tuple[int, int]] = []
+    for wx, wy in waypoints:
+        tile = (wx, wy) if gm.in_bounds(wx, wy) and gm.walkable(wx, wy) else None
+        if tile is None and gm.in_bounds(wx, wy):
+            tile = _nearest_in_area(gm, wx, wy, comp)
+        if tile is not None and gm.component(*tile) == comp and tile not in used and tile != home:
+            used.append(tile)
+    if not used:
+        return (), ()
+    loop: list[tuple[int, int]] = [home]
+    for a, b in zip([home, *used], [*used, home]):
+        path = route(gm, a, b)
+        if not path:
+            return (), ()
+        loop.extend(path)
+    loop.pop()  # the last step is home again: the loop's first tile
+    return tuple(loop), tuple(used)
+
+
+def _nearest_in_area(gm: Any, x: int, y: int, comp: int) -> tuple[int, int] | None:
+    for r in range(1, 7):
+        for dy in range(-r, r + 1):
+            span = r - abs(dy)
+            for dx in sorted({-span, span}):
+                tx, ty = x + dx, y + dy
+                if gm.in_bounds(tx, ty) and gm.walkable(tx, ty) and gm.component(tx, ty) == comp:
+                    return (tx, ty)
+    return None
+
+
+class Movers:
+    """What moves in one world configuration (the data pack's mob types with a task's ``mobs:`` overrides):
+    each moving mob's :class:`Motion`, the buckets each one's box overlaps, and the buckets any aggressive mob
+    (moving or not) can reach with its aggro range (``danger``: a walk checks its tiles only there)."""
+
+    def __init__(self, loaded: Any, overrides: dict[str, dict] | None = None, enabled: bool = True):
+        from .pathing import route
+
+        types = {t.key: t for t in loaded.data.mob_types}
+        overrides = overrides or {}
+        self.motions: dict[str, Motion] = {}
+        gm = loaded.map
+        for m in loaded.mobs if enabled else ():
+            mt = types[m.type]
+            spec = {"roam": mt.roam, "patrol": [tuple(w) for w in mt.patrol], "speed": mt.speed, "absolute": False}
+            for key in (m.type, m.id):  # the task's type override, then its instance override, win
+                o = overrides.get(key)
+                if not o:
+                    continue
+                if o.get("patrol") is not None:  # under an instance id: tiles; under a type: offsets
+                    spec.update(patrol=[tuple(w) for w in o["patrol"]], absolute=key == m.id, roam=0)
+                elif o.get("roam") is not None:
+                    spec.update(roam=o["roam"], patrol=[])
+                if o.get("speed") is not None:
+                    spec["speed"] = o["speed"]
+            home = (m.x, m.y)
+            if spec["patrol"]:
+                points = spec["patrol"] if spec["absolute"] else [(home[0] + dx, home[1] + dy) for dx, dy in spec["patrol"]]
+                loop, used = patrol_loop(gm, home, points, route)
+                if loop:
+                    self.motions[m.id] = Motion(m.id, home, spec["speed"], mt.aggro_range, loop=loop, waypoints=used)
+                    continue
+            if spec["roam"] > 0:
+                self.motions[m.id] = Motion(m.id, home, spec["speed"], mt.aggro_range, leash=spec["roam"])
+        cells: dict[tuple[int, int], list[str]] = {}
+        for mid in sorted(self.motions):
+            x0, y0, x1, y1 = self.motions[mid].box
+            for cy in range(y0 // CELL, y1 // CELL + 1):
+                for cx in range(x0 // CELL, x1 // CELL + 1):
+                    cells.setdefault((cx, cy), []).append(mid)
+        self.cells = cells
+        self.max_aggro = max((mt.aggro_range for mt in types.values()), default=0)
+        danger: set[tuple[int, int]] = set()
+        for m in loaded.mobs:
+            reach = types[m.type].aggro_range
+            if reach <= 0:
+                continue
+            motion = self.motions.get(m.id)
+            x0, y0, x1, y1 = motion.box if motion else (m.x, m.y, m.x, m.y)
+            for cy in range((y0 - reach) // CELL, (y1 + reach) // CELL + 1):
+                for cx in range((x0 - reach) // CELL, (x1 + reach) // CELL + 1):
+                    danger.add((cx, cy))
+        self.danger = frozenset(danger)
+        self._near: dict[tuple[int, int, int], tuple[str, ...]] = {}
+        self._aggro: dict[tuple[int, int], tuple[str, ...]] = {}
+
+    def near(self, x: int, y: int, radius: int) -> tuple[str, ...]:
+        """Ids of the moving mobs that can be within Manhattan ``radius`` of (x, y) (their box is), sorted."""
+        key = (x, y, radius)
+        found = self._near.get(key)
+        if found is None:
+            cells, motions = self.cells, self.motions
+            ids: set[str] = set()
+            for cy in range((y - radius) // CELL, (y + radius) // CELL + 1):
+                for cx in range((x - radius) // CELL, (x + radius) // CELL + 1):
+                    ids.update(cells.get((cx, cy), ()))
+            found = tuple(sorted(i for i in ids if motions[i].box_distance(x, y) <= radius))
+            if len(self._near) >= KEEP:
+                self._near.clear()
+            self._near[key] = found
+        return found
+
+    def aggro_near(self, x: int, y: int) -> tuple[str, ...]:
+        """Ids of the aggressive moving mobs whose aggro range can reach (x, y) from somewhere in their box."""
+        found = self._aggro.get((x, y))
+        if found is None:
+            motions = self.motions
+            found = tuple(i for i in self.near(x, y, self.max_aggro)
+                          if 0 < motions[i].aggro >= motions[i].box_distance(x, y))
+            if len(self._aggro) >= KEEP:
+                self._aggro.clear()
+            self._aggro[(x, y)] = found
+        return found
+
+
+def movers_for(loaded: Any, overrides: dict[str, dict] | None, enabled: bool = True) -> Movers:
+    """The :class:`Movers` of ``loaded`` with a task's ``mobs:`` overrides, built once per configuration and
+    kept on the loaded world (a suite's episodes share them)."""
+    key = (enabled, _frozen(overrides or {}))
+    kept = loaded.__dict__.setdefault("_movers", {})
+    movers = kept.get(key)
+    if movers is None:
+        if len(kept) >= 64:
+            kept.clear()
+        movers = kept[key] = Movers(loaded, overrides, enabled)
+    return movers
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
