@@ -95,7 +95,7 @@ def team_for(framework: str, model: str = "scripted:oracle", **options):
 
 
 SCRIPT = {"agent_1": [("move_character", {"x": 3, "y": 4}), ("craft_item", {"skill": "fletching", "itemKey": "stick"})],
-          "agent_2": [("harvest_resource", {"targetInstance": "oak_tree#1"}), ("sleep", {"seconds": 99})]}
+          "agent_2": [("harvest_resource", {"targetInstance": "oak_tree#1"}), ("sleep", {"minutes": 99})]}
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -111,7 +111,7 @@ async def test_scripted_model_one_call_per_turn(framework):
     assert policy.asked == [(a, r) for r in (1, 2, 3) for a in ("agent_1", "agent_2")]  # asked once per turn
     assert [(a, t, args) for a, t, args, _ in gate.log] == [
         ("agent_1", "move_character", {"x": 3, "y": 4}), ("agent_2", "harvest_resource", {"targetInstance": "oak_tree#1"}),
-        ("agent_1", "craft_item", {"skill": "fletching", "itemKey": "stick"}), ("agent_2", "sleep", {"seconds": 99}),
+        ("agent_1", "craft_item", {"skill": "fletching", "itemKey": "stick"}), ("agent_2", "sleep", {"minutes": 99}),
         ("agent_1", "sleep", {"seconds": 1}), ("agent_2", "sleep", {"seconds": 1})]
     # bad arguments reach the gate unvalidated by the framework: the gate's message is what the model sees
     assert gate.log[3][3] == "bad_args"

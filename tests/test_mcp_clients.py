@@ -70,11 +70,11 @@ async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_pat
             clients.mcp_session(server.url, server.token("agent_1")) as s:
         assert await clients.openai_tool_schemas(s) == openai_tools()
         camel_tools = {t.get_function_name(): t for t in await clients.camel_function_tools(s)}
-        call = asyncio.create_task(camel_tools["sleep"].async_call(seconds=99))  # malformed: the turn's action,
+        call = asyncio.create_task(camel_tools["move_character"].async_call(x="east", y=1))  # malformed: the turn's action,
         await until(lambda: waiting(server, "agent_1"), "alice's call waiting")  # a bad_args error
         run = asyncio.create_task(ep.run())
         out = await call
-        assert out.startswith("ERROR: [bad_args] sleep: argument 'seconds'")
+        assert out.startswith("ERROR: [bad_args] move_character: argument 'x'")
         assert turn_events(ep)[0].error == "bad_args" and turn_events(ep)[0].counts_as_action
         run.cancel()
         with contextlib.suppress(asyncio.CancelledError):

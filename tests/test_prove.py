@@ -75,15 +75,16 @@ def test_unsolved_reference_fails_solvable_and_honesty(tmp_path, staff_raw):
 
 
 def test_plan_longer_than_action_cap_fails(tmp_path, staff_raw):
-    staff_raw["max_action_steps"] = 3
+    staff_raw["max_action_steps"] = 1  # chat and sleep steps are free: the plan's actions alone must exceed it
     proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     f = _finding(proof, "solvable")
-    assert not f.ok and "max_action_steps 3" in f.detail
+    assert not f.ok and "max_action_steps 1" in f.detail
 
 
 def test_checkpoint_met_at_spawn_is_dishonest_and_idle_passes(tmp_path, staff_raw):
     # the only check asks for something the wizard already holds: an idle team passes, the check cannot fail
     staff_raw["verifier"]["checks"] = [{"check": "item_count", "item": "bead", "count": 1, "agent": "agent_3"}]
+    staff_raw["objectives"]["primary"] = "The wizard keeps a bead."  # (an objective of staffs would not load)
     proof = prove_task(load_task(_write(tmp_path, staff_raw)), **FAST)
     assert not _finding(proof, "idle fails").ok
     honest = _finding(proof, "honest verifier")

@@ -166,7 +166,9 @@ def _objective_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
         for m in _item_mentions(objective, key, w):
             before = objective[max(0, m.start() - 40):m.start()].split()[-4:]
             if key not in kinds:
-                if any(v in before for v in ("wields", "wielding", "wears", "wearing", "holds", "holding",
+                # (only a verifier that tests items can disagree on which: one of places or guards alone is
+                # the honesty proof's business, not the brief's)
+                if kinds and any(v in before for v in ("wields", "wielding", "wears", "wearing", "holds", "holding",
                                              "receives", "carries", "carrying", "crafts", "makes", "delivers")):
                     out.append(Problem("objectives.primary", f"the objective names {key}, which no verifier check "
                                        "tests", f"add a check of {key}, or reword the objective"))
