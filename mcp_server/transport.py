@@ -37,8 +37,9 @@ from http import HTTPStatus
 from importlib import metadata
 from typing import Any
 
-# the MCP SDK versions whose internals this module was written and tested against: >= FIRST, < BEYOND
-KNOWN_SDK = ((1, 24), (2, 0))
+# the MCP SDK versions whose internals this module was written and tested against: >= FIRST, < BEYOND (1.30:
+# the session manager's max_sessions, REQUEST_STREAM_BUFFER_SIZE; the floor pyproject.toml states too)
+KNOWN_SDK = ((1, 30), (2, 0))
 
 
 class UnknownSdk(ImportError):

@@ -58,9 +58,9 @@ def test_the_transport_knows_the_installed_sdk_and_refuses_others_with_the_fix()
     from agentworld.mcp_server.transport import KNOWN_SDK, UnknownSdk, check_sdk, sdk_version
 
     check_sdk(sdk_version())  # the installed one is known
-    for known in ("1.24.0", "1.30.0", "1.29.1.post1", "1.99"):
+    for known in ("1.30.0", "1.30.1.post1", "1.31", "1.99"):
         check_sdk(known)
-    for unknown in ("2.0.0", "2.3.0", "1.23.3", "0.9.1", "3.0"):
-        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.24,<2'"):
+    for unknown in ("2.0.0", "2.3.0", "1.29.1", "1.24.0", "0.9.1", "3.0"):
+        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.30,<2'"):
             check_sdk(unknown)
-    assert KNOWN_SDK == ((1, 24), (2, 0))
+    assert KNOWN_SDK == ((1, 30), (2, 0))
