@@ -32,10 +32,9 @@ from ..world.effects import ToolResult
 from ..world.tools import format_call
 from .history import HistoryTurn
 from .protocol import Team, TeamSpec, Turn, TurnOutcome
-from .records import EpisodeResult, ForkOrigin, TurnEvent
+from .records import EpisodeResult, ForkOrigin
 from .replay import (EpisodeRecord, Mismatch, RecordedTeam, ReplayError, first_event_mismatch, load_record,
                      record_digest, resolve_task)
-from .trajectory import read_events
 
 FORK_FILE = "fork.json"
 
@@ -239,9 +238,5 @@ def events_from(events: list[Any], at_round: int) -> list[Any]:
     return [e for e in events if getattr(e, "round", None) is not None and e.round >= at_round]
 
 
-def trajectory(folder: str | Path) -> list[Any]:
-    return read_events(Path(folder))
-
-
-__all__ = ["ForkTeam", "ForkOutcome", "ForkError", "fork_episode", "run_fork", "check_prefix", "events_from",
-           "FORK_FILE", "TurnEvent"]
+__all__ = ["ForkTeam", "ForkOutcome", "ForkError", "fork_episode", "fork_id", "run_fork", "check_prefix",
+           "events_from", "FORK_FILE"]
