@@ -157,7 +157,8 @@ def compare_reports(reports: dict[str, dict[str, CCEReport]], groups: dict[str, 
 def agent_rank_agreement(a: dict[str, CCEReport], b: dict[str, CCEReport]) -> tuple[float, float, int] | None:
     """How alike two judges rank an episode's agents by PAC (their share of contributing actions): the mean
     Kendall tau over the episodes both judged in which two or more agents acted, the share of those episodes
-    ranked exactly alike, and their number (None when there are none)."""
+    in which no two agents are ordered the other way round (a tie under one judge reverses nothing), and their
+    number (None when there are none)."""
     taus, same = [], 0
     for e in sorted(set(a) & set(b)):
         pa, pb = a[e].pac, b[e].pac
@@ -166,7 +167,7 @@ def agent_rank_agreement(a: dict[str, CCEReport], b: dict[str, CCEReport]) -> tu
             continue
         xa, xb = [pa[k] for k in agents], [pb[k] for k in agents]
         taus.append(kendall_tau(xa, xb))
-        same += ranking(dict(zip(agents, xa))) == ranking(dict(zip(agents, xb)))
+        same += not any((xa[i] - xa[j]) * (xb[i] - xb[j]) < 0 for i, j in combinations(range(len(agents)), 2))
     if not taus:
         return None
     return sum(taus) / len(taus), same / len(taus), len(taus)

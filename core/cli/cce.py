@@ -260,7 +260,7 @@ def compare_cmd(run_dir: Path, more_labels: tuple[str, ...], labels: tuple[str, 
     if len(next(iter(cmp.group_cce.values()), {})) > 1:
         console.print(f"Ranking of runs by CCE the same under every judge: {'yes' if cmp.same_group_ranking else 'no'}")
     if cmp.agent_tau:
-        t3 = Table("judge A", "judge B", "episodes", "Kendall tau (mean)", "ranked alike",
+        t3 = Table("judge A", "judge B", "episodes", "Kendall tau (mean)", "no pair reversed",
                    title="Agents ranked by PAC within each episode (episodes with 2+ agents that acted)")
         for (a, b), (tau, same, n) in cmp.agent_tau.items():
             t3.add_row(a, b, str(n), _fmt(tau), f"{same:.0%}")
