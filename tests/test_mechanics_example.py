@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,3 +86,34 @@ def test_one_agent_cannot_play_a_task_with_a_joint_action():
 
     reason = not_applicable(load_task(EXAMPLE), "single_agent")
     assert reason and "takes 2 players in the same round" in reason
+
+
+def test_mechanics_lists_what_the_world_puts_where_the_plan_goes():
+    from agentworld.core.tasks.mechanics import mechanic_places
+    from agentworld.core.tasks.task import find_task, parse_task
+    from agentworld.core.world.datapack import load_world
+
+    wolves = find_task("task_44_oakridge_wolves")
+    assert {"roaming_mobs", "hazard"} <= set(mechanics_of(wolves))
+    example = load_task(EXAMPLE)
+    assert "events:depart" in mechanics_of(example) and "joint:guarded_mob" in mechanics_of(example)
+    raw = yaml.safe_load(Path(wolves.path).read_text(encoding="utf-8"))
+    raw["mobs"] = {"wolf": {"patrol": [[0, 0], [6, 0], [6, 6]]}}
+    patrolled = parse_task(raw, "patrol.yaml", "patrol")
+    assert "patrolling_mobs" in mechanics_of(patrolled)
+    routes = [p for p in mechanic_places(patrolled, load_world()) if p[4]]
+    assert routes and all(len(route) > 2 for *_, route in routes)
+
+
+def test_a_wolf_position_relayed_in_chat_goes_stale_when_the_wolf_roams_away():
+    from agentworld.core.runs.knowledge import knowledge_gaps
+    from agentworld.core.runs.prove import play
+    from agentworld.core.tasks.task import find_task, parse_task
+
+    raw = yaml.safe_load(Path(find_task("task_44_oakridge_wolves").path).read_text(encoding="utf-8"))
+    _, team = play(parse_task(raw, "wolves.yaml", "wolves"), "oracle", record_seen=True)
+    assert not knowledge_gaps(team.seen)  # the wolves keep near where the tracker saw them
+    raw["mobs"] = {"wolf": {"roam": 25, "speed": 5}}  # now they run far and fast
+    _, team = play(parse_task(raw, "wolves.yaml", "wolves"), "oracle", record_seen=True)
+    stale = [g for g in knowledge_gaps(team.seen) if g.argument == "x,y"]
+    assert stale, "a walk to where the tracker saw a wolf that ran off should not count as known"

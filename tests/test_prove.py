@@ -303,7 +303,7 @@ def test_a_mob_place_told_in_chat_goes_stale_once_the_mob_moves():
     told = [f"scout: {mob.id} is at ({mob.x},{mob.y})"]
     walk = {"x": mob.x, "y": mob.y}
     still = _seen("agent_1", 2, "move_character", walk, chat=told)
-    assert not knowledge_gaps([replace(still, moved={})])  # it has not moved: the place is true
+    assert not knowledge_gaps([replace(still, moved={mob.id: (mob.x, mob.y)})])  # still there: the place is true
     gone = replace(still, moved={mob.id: (mob.x + 30, mob.y)})
     assert [g.argument for g in knowledge_gaps([gone])] == ["x,y"]  # it moved away: stale
     news = f"scout: {mob.id} now at ({mob.x + 30},{mob.y})"

@@ -18,8 +18,8 @@ have known at that moment:
   pass on what it knows).
 
 A fact is known only while it is true. A place tied to a mob (a Nearby row, "wolf#12 at (395,384)" in chat or
-a brief) stands for where that mob is: once the mob has moved away (a roaming or patrolling mob, a raider that
-died) the place is stale, and known again only when the agent learns the new one. A value a task's event
+a brief) stands for where that mob is: once the mob has moved more than NEAR tiles away (a roaming or patrolling
+mob; a raider that died is gone) the place is stale, and known again only when the agent learns the new one. A value a task's event
 changed (a verifier check's count or place, ``change_objective``) is stale from the event's round for what was
 learned before it: a teammate who relayed the old order passed on a fact that is no longer true.
 
@@ -88,7 +88,7 @@ class Knowledge:
         """Whether a place within NEAR of (x, y) is known and still true (``where(mob)``: where it is now)."""
         if any(abs(px - x) + abs(py - y) <= NEAR for px, py in self.places):
             return True
-        return any(abs(px - x) + abs(py - y) <= NEAR and (where is None or any(where(m) == (px, py) for m in mobs))
+        return any(abs(px - x) + abs(py - y) <= NEAR and (where is None or any(_still(where(m), px, py) for m in mobs))
                    for (px, py), mobs in self.mob_places.items())
 
     def forget(self, numbers: set[int], places: set[tuple[int, int]]) -> None:
@@ -97,6 +97,12 @@ class Knowledge:
         self.places -= places
         for place in places:
             self.mob_places.pop(place, None)
+
+
+def _still(now: tuple[int, int] | None, x: int, y: int) -> bool:
+    """Whether a mob told or seen at (x, y) is still there: within NEAR of it (knowing a place is knowing the
+    tiles round it), and not gone."""
+    return now is not None and abs(now[0] - x) + abs(now[1] - y) <= NEAR
 
 
 @dataclass(frozen=True)
@@ -123,8 +129,8 @@ class TurnSeen:
     held: dict[str, int]  # the agent's inventory counts at the start of the turn
     tool: str | None
     args: dict[str, Any]
-    # where the mobs away from their placement stood at this turn (roaming, patrolling, spawned); None: the
-    # recording did not say (then a mob's place counts as known for good, as before mobs moved)
+    # where each mob the agent has read of stood at this turn (roaming, patrolling, spawned by an event; a mob
+    # missing is gone); None: the recording did not say (a mob's place then counts as known for good)
     moved: dict[str, tuple[int, int]] | None = None
 
 
@@ -174,8 +180,8 @@ def _unknown(k: Knowledge, tool: str, args: dict[str, Any], held: dict[str, int]
 
 class Minds:
     """Every agent's knowledge, fed one turn at a time (so a replay can stop at the first gap). ``stale``: the
-    facts the task's events made false, by round; ``placements``: mob id -> its placed tile (where a mob that
-    has not moved stands)."""
+    facts the task's events made false, by round; ``placements``: mob id -> its placed tile (which ids are mobs;
+    where each stands at a turn is the turn's ``moved``)."""
 
     def __init__(self, *, without_chat: bool = False, stale: Iterable[Stale] = (),
                  placements: dict[str, tuple[int, int]] | None = None):
@@ -205,12 +211,7 @@ class Minds:
                 k.read(line, numbers=True, is_mob=self._is_mob)
         if t.tool is None or (self.without_chat and t.tool in CHAT_TOOLS):
             return []
-        where = None
-        if t.moved is not None:
-            moved, placed = t.moved, self.placements
-
-            def where(mob: str) -> tuple[int, int] | None:
-                return moved.get(mob) or placed.get(mob)
+        where = t.moved.get if t.moved is not None else None
         return [Gap(t.agent_id, t.round, t.tool, arg, value)
                 for arg, value in _unknown(k, t.tool, t.args, t.held, where)]
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .knowledge import Gap, Minds, Stale, TurnSeen, fact_handoffs, knowledge_gaps
+from .knowledge import _ID as _MOB_ID  # (any instance id: mob_ids keeps the mobs)
 from ..play.protocol import Team, Turn, TurnOutcome
 from ..tasks.task import Task, WorldIndex, world_index
 from ..tasks.plans import action_steps
@@ -129,6 +130,7 @@ class RecordingTeam(Team):
                  skip: str | None = None, until: int | None = None, world: Any = None):
         self.policy = policy
         self.world = world  # the episode's world, read for where mobs stand (a fact is known while it is true)
+        self._heard: dict[str, set[str]] = {}  # agent -> the mob ids it has read of (brief, observations, chat)
         self.world_events: list[dict[str, Any]] = []  # the task's events and joint actions, from the tick lines
         self.calls: list[CallRecord] = []
         self.seen: list[TurnSeen] = []
@@ -149,7 +151,7 @@ class RecordingTeam(Team):
                 chat=[f"{m.sender}: {m.text}" for m in obs.chat],
                 held={i.key: i.count for i in obs.inventory},
                 tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {},
-                moved=moved_mobs(self.world))
+                moved=self._mob_places(turn))
             self.seen.append(seen)
             if self.minds is not None and turn.agent_id != self.skip and self.minds.turn(seen):
                 raise PlanBroken(f"{turn.agent_id} round {turn.round}: an argument it cannot know")
@@ -161,6 +163,20 @@ class RecordingTeam(Team):
         if self.minds is not None and not result.ok and tool != "complete" and turn.agent_id != self.skip:
             raise PlanBroken(f"{turn.agent_id} round {turn.round}: {tool} refused ({result.error})")
         return TurnOutcome(thinking=tool)
+
+    def _mob_places(self, turn: Turn) -> dict[str, tuple[int, int]] | None:
+        """Where each mob the agent has read of stands now (None: a world that does not say)."""
+        position = getattr(self.world, "mob_position", None)
+        if position is None:
+            return None
+        heard = self._heard.get(turn.agent_id)
+        if heard is None:
+            heard = self._heard[turn.agent_id] = set(mob_ids(turn.system_prompt, self.world))
+        obs = turn.observation
+        heard.update(e.id for e in obs.nearby if e.kind == "mob")
+        for m in obs.chat:
+            heard.update(mob_ids(m.text, self.world))
+        return {mid: xy for mid in sorted(heard) if (xy := position(mid)) is not None}
 
     def illegal_calls(self, what: str) -> str | None:
         """The plan's refused calls (``complete`` aside: the plan may try it early), as one problem line
@@ -202,16 +218,10 @@ def play_policy(task: Task, policy: Any, seed: int = 0, *, record_seen: bool = F
     return result, team
 
 
-def moved_mobs(world: Any) -> dict[str, tuple[int, int]] | None:
-    """Where the mobs that are not on their placed tile stand (roaming, patrolling, spawned by an event), by id;
-    None for a world that does not say (a fact about a mob's place then counts as known for good)."""
-    mobs, loaded = getattr(world, "mobs", None), getattr(world, "loaded", None)
-    live = getattr(mobs, "live", None)
-    if live is None or loaded is None:
-        return None
-    placed = loaded.mob_by_id
-    return {mid: (m.x, m.y) for mid, m in live.items()
-            if (p := placed.get(mid)) is None or (p.x, p.y) != (m.x, m.y)}
+def mob_ids(text: str, world: Any) -> list[str]:
+    """The ids in ``text`` that name a mob of ``world`` (placed, or spawned by a task's event)."""
+    mobs = getattr(world, "mobs", None)
+    return [i for i in _MOB_ID.findall(text) if mobs is not None and mobs.get(i) is not None]
 
 
 def stale_facts(task: Task, world_events: list[dict[str, Any]]) -> list[Stale]:

@@ -185,10 +185,63 @@ def _hidden_leaks(task: "Task", w: "WorldIndex") -> list[Problem]:
     return out
 
 
-def mechanics_of(task: "Task") -> list[str]:
-    """The mechanics a task uses, from its file: ``events:<kind>`` per event kind, ``joint_action`` (and
-    ``joint:<kind>``), ``hidden_info``, and those of the mobs block (roaming mobs, finite nodes, hazards...)."""
-    out: list[str] = []
+NEAR_PLAN = 12  # tiles (the view radius): a moving or aggressive mob this close to where the plan goes is met
+
+
+def plan_places(task: "Task", loaded: Any) -> list[tuple[int, int]]:
+    """Where the team stands or acts: its spawns, the tiles its reference plan walks to, the nodes and mobs it
+    targets (from the file; the walks between them are not followed)."""
+    places = [(a.x, a.y) for a in task.agents]
+    for steps in (task.reference_solution or {}).values():
+        for s in steps:
+            x, y = s.args.get("x"), s.args.get("y")
+            if isinstance(x, int) and isinstance(y, int):
+                places.append((x, y))
+            target = s.args.get("targetInstance")
+            thing = loaded.node_by_id.get(target) or loaded.mob_by_id.get(target) if isinstance(target, str) else None
+            if thing is not None:
+                places.append((thing.x, thing.y))
+    return sorted(set(places))
+
+
+def _box_near(box: tuple[int, int, int, int], places: list[tuple[int, int]], reach: int,
+              span: tuple[int, int, int, int]) -> bool:
+    """Whether a place lies within ``reach`` (Manhattan) of the box (x0, y0, x1, y1); ``span``: the places'
+    own bounding box (most mobs are far from all of them, and are told apart by it alone)."""
+    x0, y0, x1, y1 = box
+    if x0 - reach > span[2] or x1 + reach < span[0] or y0 - reach > span[3] or y1 + reach < span[1]:
+        return False
+    return any(max(x0 - x, 0, x - x1) + max(y0 - y, 0, y - y1) <= reach for x, y in places)
+
+
+def met_mobs(task: "Task", loaded: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(moving mobs, hazard zones) the team meets where its plan goes: a moving mob whose range comes within
+    view of such a place, an aggressive mob whose zone (its range's box widened by its aggro) does."""
+    from .mobs import hazard_zones, moving_mobs
+
+    places = plan_places(task, loaded)
+    xs, ys = [x for x, _ in places], [y for _, y in places]
+    span = (min(xs), min(ys), max(xs), max(ys))
+    moving = [mo for mo in moving_mobs(task, loaded) if _box_near(mo["box"], places, NEAR_PLAN, span)]
+    zones = [z for z in hazard_zones(task, loaded) if _box_near(z["box"], places, z["aggro"] + 2, span)]
+    return moving, zones
+
+
+def mechanics_of(task: "Task", loaded: Any = None) -> list[str]:
+    """The mechanics a task uses: those its file declares (``events:<kind>`` per event kind, ``events:triggered``,
+    ``joint_action`` and ``joint:<kind>``, ``hidden_info``; the mobs block's ``roaming_mobs``,
+    ``patrolling_mobs``, ``finite_nodes``, ``carry_limit``), and those of the world where its plan goes:
+    ``roaming_mobs`` / ``patrolling_mobs`` when a moving mob comes within view of a place the team stands at or
+    targets, ``hazard`` when an aggressive mob's zone reaches one."""
+    from .mobs import mob_mechanics
+
+    if loaded is None:
+        from ..world.datapack import load_world
+
+        loaded = load_world()
+    moving, zones = met_mobs(task, loaded)
+    met = {f"{'patrolling' if mo['kind'] == 'patrol' else 'roaming'}_mobs" for mo in moving}
+    out: list[str] = sorted(set(mob_mechanics(task)) | met) + (["hazard"] if zones else [])
     m = task.mechanics
     if m:
         out += sorted({f"events:{e.do}" for e in m.events})
@@ -211,10 +264,25 @@ def mechanic_places(task: "Task", loaded: Any) -> list[Place]:
     hidden choice); ``route`` is a patrol's tiles, else None."""
     from ..world.events import resolve_place
 
+    out: list[Any] = []
+    if getattr(task, "agents", None) is not None and hasattr(task, "reference_solution"):
+        moving, zones = met_mobs(task, loaded)  # the moving and aggressive mobs the team meets
+        for mo in moving:
+            if mo.get("route"):
+                out.append((f"{mo['id']} patrols", mo["home"][0], mo["home"][1], 0, list(mo["route"])))
+            else:
+                out.append((f"{mo['id']} roams (leash {mo['leash']})", mo["home"][0], mo["home"][1], mo["leash"], None))
+        from .mobs import finite_nodes
+
+        for n in finite_nodes(task, loaded):
+            out.append((f"{n['id']} finite ({n['total']} in all)", n["x"], n["y"], 0, None))
+        for z in zones:
+            x0, y0, x1, y1 = z["box"]
+            out.append((f"{z['mob']} hazard (aggro {z['aggro']})", (x0 + x1) // 2, (y0 + y1) // 2,
+                        z["aggro"] + max(x1 - x0, y1 - y0) // 2, None))
     m = getattr(task, "mechanics", None)  # (a task-like object from a caller that has none)
     if not m:
-        return []
-    out: list[Any] = []
+        return out
     portals = {p.key: p for p in loaded.data.portals}
     nodes = {n.id: n for n in loaded.nodes}
     for i, e in enumerate(m.events):

@@ -745,6 +745,15 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             slot = self._state_slots[k] = InventorySlot(index=index, item=key, name=self.items[key].name, count=count)
         return slot
 
+    def mob_position(self, mob_id: str) -> tuple[int, int] | None:
+        """Where a mob stands now (a moving one caught up to this round first); None when there is no such mob
+        (or a raider that died and is gone). For the proofs' knowledge check: a fact is known while it is true."""
+        mob = self.mobs.get(mob_id)
+        if mob is None:
+            return None
+        mob = self._mob_at(mob)
+        return (mob.x, mob.y)
+
     def out_of_play(self, agent_ids: list[str]) -> list[str]:
         return [a for a in agent_ids if not ((p := self._player(a)).alive and p.active)]
 
