@@ -306,6 +306,22 @@ async def test_max_wait_returns_in_time_without_cutting_a_call_off(tmp_path):
             await run
 
 
+async def test_max_wait_bounds_the_wait_for_the_end_after_leaving(tmp_path):
+    """`call complete --max-wait`: the seat leaves; the episode runs on (bob's turn waits), so the command
+    returns in time saying so (exit 4) instead of waiting for the end."""
+    ep, _ = relay_episode(tmp_path, turn_timeout=TURN_TIMEOUT)
+    async with EpisodeMcpServer(ep, turn_timeout=TURN_TIMEOUT) as server:
+        env = {"AGENTWORLD_URL": server.url, "AGENTWORLD_TOKEN": server.token("agent_1")}
+        run = asyncio.create_task(ep.run())
+        code, out, err = await seat("call", "complete", "--max-wait", "1", env=env)
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+    assert code == 4, (out, err)
+    assert "--- Your observation now ---\nYou have left the episode" in out and "still running" in out
+    assert out.rstrip().endswith("To learn how it ends: agentworld seat look (it waits for the end).")
+
+
 def test_seat_is_a_registered_command():
     from click.testing import CliRunner
 

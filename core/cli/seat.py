@@ -98,8 +98,9 @@ def resolve(seats: str | None, agent: str | None, url: str | None, token: str | 
     if url:
         if not token:
             raise SeatError("--url needs the seat's token: --token TOKEN or env AGENTWORLD_TOKEN (from the seats file)")
-        shown = f"--url {url}" + ("" if os.environ.get("AGENTWORLD_TOKEN") == token else " --token TOKEN")
-        return Target(url=url, token=token, how=shown)
+        shown = ("" if os.environ.get("AGENTWORLD_URL") == url else f"--url {url}") + \
+                ("" if os.environ.get("AGENTWORLD_TOKEN") == token else " --token TOKEN")
+        return Target(url=url, token=token, how=shown.strip())
     if not seats:
         raise SeatError("which seat? give --seats FILE --agent ID (the seats file `agentworld serve` wrote), or "
                         "--url URL --token TOKEN")
@@ -460,6 +461,8 @@ def next_step(state: dict[str, Any], target: Target) -> str:
         return "The episode is over; there is nothing more to play."
     if state.get("your_turn"):
         return f"Your turn: agentworld seat call TOOL '{{...}}'{how}"
+    if state.get("active") is False:
+        return f"You have left the episode. To learn how it ends: agentworld seat look{how} (it waits for the end)."
     return (f"Not your turn yet ({waiting_text(state)}). Run agentworld seat look{how} again to wait, or make "
             f"your call now: it waits for your turn.")
 
@@ -538,7 +541,8 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
                 # over, or the result came without the next turn's observation (the seat left, or the server's
                 # bound passed before the turn opened): wait for the turn or for the end, and show it
                 status(waiting_text({"active": data.get("active")}))
-                state = await wait_for_turn(session, None, status)
+                state = await wait_for_turn(session, None if max_wait is None else
+                                            max(0.0, deadline - loop.time()), status)
                 observation = await read_text(session, "agentworld://observation")
             return {"args": args, "data": data, "outcome": outcome, "observation": observation, "state": state,
                     "is_error": bool(result.isError)}
