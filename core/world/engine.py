@@ -238,8 +238,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         hazard = self._walk_hazard(start, steps)
         if hazard is not None:  # an aggressive mob engages on the way: the walk ends there
             eff = engine_effects(target=f"{x},{y}")
-            text = self._ambushed(p, start, steps, hazard[0], hazard[1], eff, f"({x},{y})",
-                                  reached_goal=hazard[0] == len(path) - 1)
+            text = said + self._ambushed(p, start, steps, hazard[0], hazard[1], eff, f"({x},{y})",
+                                         reached_goal=hazard[0] == len(path) - 1)
             return engine_result(text, effects=eff)
         p.place(*steps[-1])
         p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
