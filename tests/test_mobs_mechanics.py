@@ -288,3 +288,38 @@ def test_roam_and_patrol_together_are_refused_with_the_fix():
     with pytest.raises(TaskError) as e:
         parse_task({**TASK, "mobs": {"wolf": {"roam": 2, "patrol": [[1, 1]]}}}, "moving.yaml", "moving")
     assert "either roam" in str(e.value)
+
+
+def test_the_walk_check_finds_what_a_tile_by_tile_scan_finds_on_the_real_world():
+    """The walk reads only the aggressive mobs of the buckets it crosses: the same engagement as asking every tile
+    of the path for the aggressors in range (minus those in range of the start), nearest then lowest id."""
+    import random
+
+    from agentworld.core.world.datapack import load_world
+    from agentworld.core.world.pathing import route
+
+    loaded = load_world()
+    rng = random.Random(7)
+    mobs = [m for m in loaded.mobs if loaded.mob_type(m.type).aggro_range > 0]
+    checked = engaged = 0
+    for seed in range(3):
+        w = EmbeddedWorld(loaded, seed=seed)
+        w.round = rng.randint(1, 30)
+        for m in rng.sample(mobs, 60):
+            start = loaded.map.nearest_walkable(m.x + rng.randint(-15, 15), m.y + rng.randint(-15, 15), 10)
+            goal = loaded.map.nearest_walkable(m.x + rng.randint(-15, 15), m.y + rng.randint(-15, 15), 10)
+            if start is None or goal is None or start == goal or not loaded.map.connected(start, goal):
+                continue
+            steps = route(loaded.map, start, goal)[:60]
+            already = {a.id for a in w._aggressors_at(*start)}
+            expect = None
+            for i, (x, y) in enumerate(steps):
+                here = [a for a in w._aggressors_at(x, y) if a.id not in already]
+                if here:
+                    expect = (i, min(here, key=lambda a: (abs(a.x - x) + abs(a.y - y), a.id)).id)
+                    break
+            got = w._walk_hazard(start, steps)
+            assert ((got[0], got[1].id) if got else None) == expect
+            checked += 1
+            engaged += expect is not None
+    assert checked > 100 and engaged > 20

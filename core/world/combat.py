@@ -189,19 +189,37 @@ class CombatMixin:
         reach (``Movers.danger``): most walks cross none."""
         if not (self.rules.aggro and self.rules.walk_aggro) or self.max_aggro <= 0:
             return None
-        danger = self.movers.danger
-        if not any((x // CELL, y // CELL) in danger for x, y in steps):
+        zones = self.movers.zones
+        ids: set[str] = set()
+        last = None
+        for x, y in (start, *steps):  # the aggressive mobs that can reach some tile of the walk
+            b = (x // CELL, y // CELL)
+            if b != last:
+                last = b
+                here = zones.get(b)
+                if here:
+                    ids.update(here)
+        if not ids:
             return None
-        already = {m.id for m in self._aggressors_at(*start)}
-        if skip is not None:
-            already.add(skip)
-        for i, (x, y) in enumerate(steps):
-            if (x // CELL, y // CELL) not in danger:
+        mobs, (sx, sy) = self.mobs, start
+        best: tuple[int, int, str] | None = None  # (step, distance, mob id) of the first engagement
+        for mid in ids:
+            if mid == skip:
                 continue
-            here = [m for m in self._aggressors_at(x, y) if m.id not in already]
-            if here:
-                return i, min(here, key=lambda m: (abs(m.x - x) + abs(m.y - y), m.id))
-        return None
+            m = self._mob_at(mobs[mid])
+            reach = m.type.aggro_range
+            if m.respawn_at is not None or abs(m.x - sx) + abs(m.y - sy) <= reach:
+                continue  # dead, or already in range where the walk starts
+            mx, my = m.x, m.y
+            for i, (x, y) in enumerate(steps):
+                if best is not None and i > best[0]:
+                    break
+                d = abs(mx - x) + abs(my - y)
+                if d <= reach:
+                    if best is None or (i, d, mid) < best:
+                        best = (i, d, mid)
+                    break
+        return (best[0], mobs[best[2]]) if best is not None else None
 
     def _ambushed(self, p: Player, start: tuple[int, int], steps: list[tuple[int, int]], i: int, mob: MobState,
                   eff: Effects, goal: str, reached_goal: bool = False) -> str:

@@ -193,8 +193,11 @@ class Movers:
                     cells.setdefault((cx, cy), []).append(mid)
         self.cells = cells
         self.max_aggro = max((mt.aggro_range for mt in types.values()), default=0)
-        danger: set[tuple[int, int]] = set()
-        for m in loaded.mobs:
+        # bucket -> the aggressive mobs whose aggro range can reach a tile of it (from anywhere they can stand):
+        # a walk reads the buckets it crosses; the tick asks only where a moving one can reach (mover_zones)
+        zones: dict[tuple[int, int], list[str]] = {}
+        mover_zones: set[tuple[int, int]] = set()
+        for m in sorted(loaded.mobs, key=lambda m: m.id):
             reach = types[m.type].aggro_range
             if reach <= 0:
                 continue
@@ -202,8 +205,12 @@ class Movers:
             x0, y0, x1, y1 = motion.box if motion else (m.x, m.y, m.x, m.y)
             for cy in range((y0 - reach) // CELL, (y1 + reach) // CELL + 1):
                 for cx in range((x0 - reach) // CELL, (x1 + reach) // CELL + 1):
-                    danger.add((cx, cy))
-        self.danger = frozenset(danger)
+                    zones.setdefault((cx, cy), []).append(m.id)
+                    if motion is not None:
+                        mover_zones.add((cx, cy))
+        self.zones = {b: tuple(ids) for b, ids in zones.items()}
+        self.danger = frozenset(zones)
+        self.mover_zones = frozenset(mover_zones)
         self._near: dict[tuple[int, int, int], tuple[str, ...]] = {}
         self._aggro: dict[tuple[int, int], tuple[str, ...]] = {}
 
@@ -225,6 +232,8 @@ class Movers:
 
     def aggro_near(self, x: int, y: int) -> tuple[str, ...]:
         """Ids of the aggressive moving mobs whose aggro range can reach (x, y) from somewhere in their box."""
+        if (x // CELL, y // CELL) not in self.mover_zones:
+            return ()
         found = self._aggro.get((x, y))
         if found is None:
             motions = self.motions
