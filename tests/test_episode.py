@@ -441,7 +441,9 @@ SUITE = suite_files("main")
 @pytest.mark.parametrize("path", SUITE, ids=[p.stem for p in SUITE])
 async def test_starter_task_passes_with_oracle_and_fails_idle(path, tmp_path):
     task = load_task(path)
-    res = await run_episode(task, PolicyTeam(OraclePolicy(task)), seed=3, out_dir=tmp_path / "oracle")
+    # seed 0, the proofs' seed: with mobs that move under the seed (issue 26), how a plan fares on other seeds is
+    # what `tasks prove --oracle-seeds N` reports, not a property every task has
+    res = await run_episode(task, PolicyTeam(OraclePolicy(task)), seed=0, out_dir=tmp_path / "oracle")
     assert res.success and res.end_reason == "verifier_passed" and res.psr == 1.0, res.message
     assert res.rounds < task.rounds
     idle = await run_episode(task, PolicyTeam(IdlePolicy()), seed=3)
