@@ -213,7 +213,10 @@ def test_the_walker_finds_what_the_old_contract_handed_over():
         async def call(tool: str, arguments: Any = None) -> Any:  # the port as it was: a closure over the gate
             return await gate.call("agent_1", tool, arguments)
 
-        assert any("TurnGate" in f for f in leaks(types.SimpleNamespace(agent_id="agent_1", call=call), "port"))
+        # the old port reaches the whole world through the gate (over 100,000 objects once earlier tests in the
+        # same process have played the mechanics): the walk may stop at its limit, as long as it found the gate
+        old_port = types.SimpleNamespace(agent_id="agent_1", call=call)
+        assert any("TurnGate" in f for f in leaks(old_port, "port", strict=False))
         assert leaks(ep.gate.port("agent_1"), "port") == []  # the port as it is
         assert leaks(ep.view(), "view") == []
         assert any("ReferencePlan" in f for f in leaks(ReferencePlan.of(task), "plan"))
