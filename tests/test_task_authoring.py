@@ -55,3 +55,27 @@ def test_helpers_refuse_what_the_world_does_not_have(build):
     assert build.node_far("tree", "hearthmoor", 0) == nearest
     far = build.node_far("tree", "hearthmoor", 30)
     assert A.dist(A.landmark("hearthmoor"), (far.x, far.y)) >= 30 and far.harvests >= 1
+
+
+def test_a_design_with_mechanics_is_built_with_them(build, capsys):
+    """silver_seam's committed task is what its family renders, and the family's mechanics blocks (events,
+    hidden information, finite nodes) reach the file: a build that dropped them would ship a task whose brief
+    promises a hidden seam that the world does not have."""
+    assert build.main(["--check", "silver_seam"]) == 0, capsys.readouterr().out
+    (doc,) = build.family_docs(build.FAMILIES / "silver_seam.yaml", {"task_501_deepdelve_silver_seam"})
+    _, text = build.build_task("silver_seam", doc)
+    import yaml
+
+    task = yaml.safe_load(text)
+    assert task["hidden"][0]["kind"] == "vein" and task["events"][0]["do"] == "deplete_node"
+    assert list(task["nodes"]) == [task["hidden"][0]["nodes"][task["hidden"][0]["pick"]]]
+    # every silver rock but the shortlist is worked out at the start
+    assert len(task["events"][0]["nodes"]) + len(task["hidden"][0]["nodes"]) == len(build.node_ids("silver_rock"))
+
+
+def test_a_pickup_step_walks_onto_the_item(build):
+    """{pickup: ID, at: [x, y]}: the plan walks into reach and picks the ground item up (a cache, a heavy load)."""
+    plan = build.compile_plan({"agent_1": (450, 400)}, {"agent_1": [{"pickup": "load#1", "at": [452, 398]}]})
+    steps = plan.solution()["agent_1"]
+    assert steps[-1] == {"tool": "pickup_resource", "args": {"targetInstance": "load#1"}}
+    assert plan.pos["agent_1"] == (452, 398)

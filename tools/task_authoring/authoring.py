@@ -193,6 +193,12 @@ class Plan:
         after = self._reach(agent, (mob.x, mob.y), after)
         return self.do(agent, "attack_entity", after, targetInstance=mob.id)
 
+    def pickup(self, agent: str, item_id: str, at: Point, after: int = 1) -> int:
+        """pickup_resource of a ground item at ``at``: the tool walks onto its tile (within its auto-walk)."""
+        after = self._reach(agent, at, after)
+        self.pos[agent] = at
+        return self.do(agent, "pickup_resource", after, targetInstance=item_id)
+
     def give(self, agent: str, to_user: str, item: str, count: int, after: int = 1) -> int:
         return self.do(agent, "transfer_items", after, targetPlayer=to_user, itemKey=item, count=count)
 
@@ -214,3 +220,37 @@ def _literal(dumper: yaml.SafeDumper, data: Literal):
 
 
 yaml.SafeDumper.add_representer(Literal, _literal)
+
+
+# ---------------------------------------------------------------------------------------------------
+# hazards: where an aggressive mob can stop a walk (walk_aggro), for plans that must route around them
+# ---------------------------------------------------------------------------------------------------
+_HAZARD: dict[Point, str] = {}
+
+
+def hazard_at() -> dict[Point, str]:
+    """Every tile an aggressive mob can engage from (within its aggro range, plus one, of any tile its roam or
+    patrol can take it to, world defaults), mapped to the mob's id. Computed once."""
+    if not _HAZARD:
+        for m in W.mobs:
+            t = W.mob_type(m.type)
+            if t.aggro_range <= 0:
+                continue
+            xs = [0] + [dx for dx, _ in t.patrol]
+            ys = [0] + [dy for _, dy in t.patrol]
+            box = (m.x + min(xs) - t.roam, m.y + min(ys) - t.roam, m.x + max(xs) + t.roam, m.y + max(ys) + t.roam)
+            r = t.aggro_range + 1
+            for x in range(box[0] - r, box[2] + r + 1):
+                for y in range(box[1] - r, box[3] + r + 1):
+                    dx = max(box[0] - x, 0, x - box[2])
+                    dy = max(box[1] - y, 0, y - box[3])
+                    if dx + dy <= r:
+                        _HAZARD.setdefault((x, y), m.id)
+    return _HAZARD
+
+
+def hazards_on(start: Point, goal: Point, reach: int = 0) -> list[str]:
+    """The aggressive mobs whose zone the engine's walk from ``start`` toward ``goal`` enters (empty: safe)."""
+    path = route(G, start, goal, reach) or []
+    hz = hazard_at()
+    return sorted({hz[p] for p in path if p in hz})

@@ -13,10 +13,15 @@ a short **plan** of macro steps per agent, which this script expands into the tu
 ``{craft: ITEM, skill: S, count: n}``  ``craft_item``
 ``{give: USER, item: K, count: n}``    ``transfer_items``
 ``{equip: K}``                         ``equip_item(itemKey=K)`` (food and potions: eat/drink)
+``{pickup: ID, at: [x, y]}``           walk onto the ground item's tile, then ``pickup_resource``
 ``{say: TEXT}``                        ``chat`` (the whole team)
 ``{portal: true}``                     ``enter_portal``
 ``{sleep: n}``                         n waiting turns
 =====================================  ========================================================================
+
+A ``harvest``/``attack`` target that is no fixed instance (``{hidden.vein}``, a spawned raider) takes
+``at: [x, y]``, its tile as seed 0 draws it. A task's ``mobs``, ``nodes``, ``events``, ``joint_actions`` and
+``hidden`` blocks are copied into the file as written.
 
 Every step may carry ``id: LABEL`` and ``after: LABEL`` (or a list): the step is not taken before the round
 after the labelled steps (a teammate's chat has arrived, a teammate has walked up for a hand-over). Rounds
@@ -26,7 +31,7 @@ where an agent has nothing to do become ``sleep`` turns. ``rounds`` defaults to 
 Template helpers (the only place the world data enters; see ``authoring.py``): ``node(type, near, k=0)``
 and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``, ``.text``),
 ``node_far(type, near, min_d, k=0)`` and ``mob_far(...)`` (the k-th nearest at least min_d tiles away),
-``landmark(key)`` and ``station(kind, landmark)`` (``[x, y]``), ``spot(center, i, max_d=3)`` (the i-th
+``node_ids(type)`` (every node of a type), ``node_named(id)``, ``landmark(key)`` and ``station(kind, landmark)`` (``[x, y]``), ``spot(center, i, max_d=3)`` (the i-th
 distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``MOVE_TIP``,
 ``GIVE_TIP``.
 
@@ -122,7 +127,18 @@ def spot_at(center: Any, d: int, i: int = 0) -> list[int]:
     return list(far[i])
 
 
-HELPERS = {"node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
+def node_ids(node_type: str) -> list[str]:
+    """Every node of a type in the world, by id (an event that depletes them all but a chosen few)."""
+    return [n.id for n in A.W.nodes if n.type == node_type]
+
+
+def node_named(node_id: str) -> Thing:
+    """One node by its id (``.x``, ``.y``, ``.at``, ``.text``)."""
+    n = A.W.node_by_id[node_id]
+    return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
+
+
+HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
            "recipe": A.recipe_text, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP}
 
 
@@ -147,12 +163,16 @@ def _expand(plan: A.Plan, agent: str, step: dict[str, Any], after: int) -> int:
         tool = "harvest" if "harvest" in step else "attack"
         target = step[tool]
         thing = A.W.node_by_id.get(target) if tool == "harvest" else A.W.mob_by_id.get(target)
+        if thing is None and "at" in step:  # a seed-drawn or spawned target ({hidden.ID}): its tile given
+            thing = Thing(id=target, x=int(step["at"][0]), y=int(step["at"][1]))
         if thing is None:
             raise PlanError(f"{agent}: no {'node' if tool == 'harvest' else 'mob'} {target!r}")
         last = after
         for _ in range(int(step.get("times", 1))):
             last = getattr(plan, tool)(agent, thing, after)
         return last
+    if "pickup" in step:  # a ground item (a cache, a heavy load) at ``at``: walk onto it, pick it up
+        return plan.pickup(agent, str(step["pickup"]), tuple(step["at"]), after)
     if "craft" in step:
         return plan.do(agent, "craft_item", after, skill=step["skill"], itemKey=step["craft"], count=step.get("count", 1))
     if "give" in step:
@@ -214,7 +234,8 @@ def budget_for(ref_rounds: int) -> int:
 # writing
 # ---------------------------------------------------------------------------------------------------
 ORDER = ["id", "category", "needs_communication", "task", "objectives", "relevant_game_context",
-         "max_action_steps", "rounds", "shared_plan", "success_criteria", "world_rules", "verifier"]
+         "max_action_steps", "rounds", "shared_plan", "success_criteria", "world_rules", "mobs", "nodes", "verifier",
+         "events", "joint_actions", "hidden"]
 
 
 def build_task(family: str, doc: dict[str, Any]) -> tuple[str, str]:
