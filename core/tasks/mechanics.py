@@ -85,7 +85,52 @@ def _event_problems(task: "Task", i: int, e: EventSpec, w: "WorldIndex") -> list
         out += _agent_problem(f"{f}.tell[{j}]", ref, task)
     if e.do == "change_objective":
         out += _objective_change_problems(task, f, e)
+    if e.do in ("close_area", "open_area"):
+        out += _closure_problems(task, f, i, e, w)
     return out
+
+
+def _closure_problems(task: "Task", f: str, i: int, e: EventSpec, w: "WorldIndex") -> list[Problem]:
+    """A closed area must close some walkable tile on the map; an open_area must name a close_area event of the
+    file (by its id) that can have closed before it opens."""
+    from ..world.closures import area_tiles
+    from ..world.events import resolve_place
+
+    gm = w.loaded.map
+    m = task.mechanics
+    if e.do == "open_area":
+        closes = {m.event_id(k): ev for k, ev in enumerate(m.events) if ev.do == "close_area"}
+        shut = closes.get(str(e.area))
+        if shut is None:
+            return [Problem(f"{f}.area", f"no close_area event with the id {e.area!r}",
+                            did_you_mean(str(e.area), closes, "close_area event id") if closes
+                            else "add a close_area event with that id, or remove this one")]
+        if shut.at_round is not None and e.at_round is not None and e.at_round <= shut.at_round:
+            return [Problem(f"{f}.at_round", f"the area {e.area!r} closes in round {shut.at_round}: opening it in "
+                            f"round {e.at_round} opens nothing", f"use a round after {shut.at_round}")]
+        return []
+    out = []
+    for j, (x, y) in enumerate(e.tiles):
+        if not gm.in_bounds(x, y):
+            out.append(Problem(f"{f}.tiles[{j}]", f"({x},{y}) is off the map",
+                               f"use 0 <= x < {gm.width}, 0 <= y < {gm.height}"))
+    if out:
+        return out
+    if e.at is not None:
+        if _place_problems(f"{f}.at", e.at, w, walk=False):
+            return []  # reported with the place
+        if e.only is not None and e.only != "road" and e.only not in gm.biome_keys:
+            return [Problem(f"{f}.only", f"no biome {e.only!r}",
+                            did_you_mean(e.only, [*gm.biome_keys, "road"], "biome key (or 'road')"))]
+        x, y, r = resolve_place(w.loaded, e.at, 0)
+        tiles = area_tiles(gm, x, y, r, e.only)
+    else:
+        tiles = frozenset(t for t in e.tiles if gm.walkable(*t))
+    if not tiles:
+        return [Problem(f"{f}.at" if e.at is not None else f"{f}.tiles", "the closed area holds no walkable tile: "
+                        "it closes nothing", "give walkable tiles (a road, a bridge, a pass), or a radius that reaches "
+                        "some")]
+    return []
 
 
 def _objective_change_problems(task: "Task", f: str, e: EventSpec) -> list[Problem]:
@@ -262,7 +307,7 @@ def mechanic_places(task: "Task", loaded: Any) -> list[Place]:
     """(label, x, y, radius, route) of every place a task's mechanics act on, for the map: where events happen
     or are triggered, the portals they close and open, joint actions and hidden things (each candidate of a
     hidden choice); ``route`` is a patrol's tiles, else None."""
-    from ..world.events import resolve_place
+    from ..world.events import event_radius, resolve_place
 
     out: list[Any] = []
     if getattr(task, "agents", None) is not None and hasattr(task, "reference_solution"):
@@ -288,8 +333,10 @@ def mechanic_places(task: "Task", loaded: Any) -> list[Place]:
     for i, e in enumerate(m.events):
         label = f"{m.event_id(i)}: {e.do}" + (f" r{e.at_round}" if e.at_round else " (triggered)")
         if e.at is not None:
-            x, y, r = resolve_place(loaded, e.at, 40 if e.do == "announce" else 2)
-            out.append((label, x, y, r if e.do == "announce" else 0, None))
+            x, y, r = resolve_place(loaded, e.at, event_radius(e.do))
+            out.append((label, x, y, r if e.do in ("announce", "close_area") else 0, None))
+        if e.tiles:  # a closed road: its tiles, drawn as a line
+            out.append((label, e.tiles[0][0], e.tiles[0][1], 0, [tuple(t) for t in e.tiles] if len(e.tiles) > 1 else None))
         if e.when is not None and e.when.enters is not None:
             x, y, r = resolve_place(loaded, e.when.enters, 2)
             out.append((f"{m.event_id(i)}: trigger", x, y, r, None))

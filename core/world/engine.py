@@ -206,10 +206,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_result(f"You are already at ({x},{y}).",
                                  effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
         said = ""  # what the result says first when the target tile cannot be stood on
-        if not gm.walkable(x, y):
-            # accept more: a node's own tile, water off the shore, a wall: walk beside it (what a teammate or a
-            # guide quoting the thing's coordinates means), and say so
-            near = self._nearest_reachable(p, x, y)
+        wm = self._walk_map(p)  # the map without the areas closed now (closures.py); gm when none is
+        if not wm.walkable(x, y):
+            # accept more: a node's own tile, water off the shore, a wall, a closed area: walk beside it (what a
+            # teammate or a guide quoting the thing's coordinates means), and say so
+            near = self._nearest_reachable(p, x, y, wm)
             if near is None:
                 return engine_failure("blocked", f"({x},{y}) cannot be entered ({self._what_blocks(x, y)}) and no "
                                                  f"walkable tile near it can be reached on foot from ({p.x},{p.y}).")
@@ -221,15 +222,20 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                                      effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0,
                                                                       reached=True), target=f"{x},{y}"))
             said += ("you stand beside it" if _dist(x, y, *asked) == 1 else "the nearest walkable tile is") + f" at ({x},{y}). "
-        elif gm.component(x, y) != gm.component(p.x, p.y):
+        elif wm.component(x, y) != wm.component(p.x, p.y):
+            if gm.component(x, y) == gm.component(p.x, p.y):  # one area, cut in two by a closure
+                return engine_failure("blocked", self._closed_way(p, (x, y), 0, f"({x},{y})"))
             portal = self._nearest_portal_end(p.x, p.y)
             hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
             return engine_failure("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
                                              f"a separate area (across water or walls); use a portal.{hint}")
-        if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest:
-            path = p.route_rest  # continuing the previous call's path: no new search
+        if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest and wm is gm \
+                and (self.mech is None or not self.mech.closures.ever):
+            path = p.route_rest  # continuing the previous call's path: no new search (the same path a search gives)
         else:
-            path = route(gm, (p.x, p.y), (x, y))
+            path = route(wm, (p.x, p.y), (x, y))
+            if wm is not gm:  # a way round a closed area says so
+                said += self._detour_text(p, wm, (x, y), path)
         if not path:  # cannot happen for connected tiles; kept so that a map bug never raises
             return engine_failure("blocked", f"No path from ({p.x},{p.y}) to ({x},{y}).")
         mr = self.rules.move_range
@@ -998,16 +1004,20 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if d <= reach:
             return None
         ir = self.rules.interact_range
-        if not reachable(self.map, (p.x, p.y), (tx, ty), reach):
+        wm = self._walk_map(p)
+        if not reachable(wm, (p.x, p.y), (tx, ty), reach):
+            if wm is not self.map and reachable(self.map, (p.x, p.y), (tx, ty), reach):
+                return engine_failure("blocked", self._closed_way(p, (tx, ty), reach, f"{what} at ({tx},{ty})"))
             return engine_failure("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
                                              f"(separate area: use a portal).")
         if d - reach > ir:
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
                                                   f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
-        path = route(self.map, (p.x, p.y), (tx, ty), reach, max_len=ir)
+        path = route(wm, (p.x, p.y), (tx, ty), reach, max_len=ir)
         if path is None:
+            why = "obstacles in the way" if wm is self.map else "obstacles or a closed area in the way"
             return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
-                                                  f"(obstacles in the way). move_character(x={tx}, y={ty}) toward it first.")
+                                                  f"({why}). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
         hazard = self._walk_hazard(start, path, skip=target_mob)
         if hazard is not None:  # an aggressive mob engages on the way: the walk ends there, the action is not done
@@ -1147,16 +1157,47 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 best = (key, e)
         return best[1] if best else None
 
-    def _nearest_reachable(self, p: Player, x: int, y: int) -> tuple[int, int] | None:
-        """Nearest walkable tile to (x, y) in the agent's own area (else any walkable tile)."""
-        comp = self.map.component(p.x, p.y)
+    def _walk_map(self, p: Player):
+        """The map ``p`` walks on: the world's, or while areas are closed the one without them (closures.py)."""
+        mech = self.mech
+        if mech is None or not mech.closures.active:
+            return self.map
+        return mech.closures.map_for(p.x, p.y)
+
+    def _closed_way(self, p: Player, target: tuple[int, int], reach: int, what: str) -> str:
+        """Why a walk to ``what`` is refused: closed areas cut every way there on foot."""
+        closures = self.mech.closures  # type: ignore[union-attr]  (a walk map other than the world's has them)
+        cut = closures.cutting((p.x, p.y), target, reach)
+        return (f"{what} cannot be reached on foot from ({p.x},{p.y}) now: the way is closed ("
+                f"{closures.text(cut)}). Every way there on foot crosses {'it' if len(cut) == 1 else 'them'}; wait "
+                f"until it opens again, or find another way (a portal).")
+
+    def _detour_text(self, p: Player, wm, goal: tuple[int, int], path: list | None) -> str:
+        """ "The way round the closed area ... is N tiles longer. " when the walk's path goes round a closure."""
+        if not path:
+            return ""
+        open_path = route(self.map, (p.x, p.y), goal)
+        if open_path is None or len(open_path) >= len(path):
+            return ""
+        closures = self.mech.closures  # type: ignore[union-attr]
+        on_it = [c for c in closures.in_the_way(wm) if any(t in c.tiles for t in open_path)]
+        if not on_it:
+            return ""
+        return (f"The short way is closed ({closures.text(on_it)}): your path goes round, "
+                f"{len(path) - len(open_path)} tile(s) longer. ")
+
+    def _nearest_reachable(self, p: Player, x: int, y: int, gm=None) -> tuple[int, int] | None:
+        """Nearest walkable tile to (x, y) in the agent's own area (else any walkable tile); ``gm``: the map it
+        walks on (default: the world's)."""
+        gm = self.map if gm is None else gm
+        comp = gm.component(p.x, p.y)
         for radius in (4, 12, 30):
             best = None
             for dy in range(-radius, radius + 1):
                 span = radius - abs(dy)
                 for dx in range(-span, span + 1):
                     tx, ty = x + dx, y + dy
-                    if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
+                    if gm.walkable(tx, ty) and gm.component(tx, ty) == comp:
                         # nearest the target, then nearest the walker (the side it comes from)
                         key = (abs(dx) + abs(dy), _dist(p.x, p.y, tx, ty), ty, tx)
                         if best is None or key < best:
@@ -1167,18 +1208,25 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         steps = max(abs(x - p.x), abs(y - p.y))
         for i in range(1, steps + 1):
             tx, ty = x + round((p.x - x) * i / steps), y + round((p.y - y) * i / steps)
-            if self.map.walkable(tx, ty) and self.map.component(tx, ty) == comp:
+            if gm.walkable(tx, ty) and gm.component(tx, ty) == comp:
                 return (tx, ty)
         return None
 
     def _blocked_tile(self, x: int, y: int) -> str:
-        """What a tile no one can stand on is, for a walk that ends beside it: "oak_tree#12's tile", "water"."""
+        """What a tile no one can stand on is, for a walk that ends beside it: "oak_tree#12's tile", "water",
+        "closed ..." (an area closed by an event)."""
+        if self.mech is not None and self.map.walkable(x, y):
+            held = self.mech.closures.holding(x, y)
+            if held:
+                return "in a closed area: " + self.mech.closures.text(held)
         for n in self._cells.get((x // CELL, y // CELL), ()):
             if (n[0], n[1]) == (x, y) and n[2] in ("resource", "station"):
                 return f"{n[4] if n[2] == 'resource' else 'the ' + n[3].kind}'s tile"
         return f"{self._biome_name(x, y).lower()} (not walkable)"
 
     def _what_blocks(self, x: int, y: int) -> str:
+        if self.mech is not None and self.map.walkable(x, y) and self.mech.closures.holding(x, y):
+            return "a closed area: " + self.mech.closures.text(self.mech.closures.holding(x, y))
         for n in self._cells.get((x // CELL, y // CELL), ()):
             if n[2] == "resource" and (n[0], n[1]) == (x, y):
                 node = self.nodes[n[3].id]

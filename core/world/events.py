@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .closures import Closure, Closures, area_tiles, tiles_text
 from .effects import Effects, ToolResult, engine_failure, engine_result
 from .engine_state import GroundItem, MobState
 from .engine_state import manhattan as _dist
@@ -44,7 +45,7 @@ NEVER = 10**9  # a respawn round that never comes: an exhausted node, a raider t
 SPAWN_BASE = 100_000  # a spawned mob's id number: SPAWN_BASE + 100 * event index + j (placed ids stay far below)
 
 EventKind = Literal["close_portal", "open_portal", "depart", "deplete_node", "refill_node", "spawn_mobs", "announce",
-                    "change_objective"]
+                    "change_objective", "close_area", "open_area"]
 EVENT_KINDS: tuple[str, ...] = EventKind.__args__  # type: ignore[attr-defined]
 JointKind = Literal["guarded_mob", "held_gate", "heavy_load"]
 HiddenKind = Literal["cache", "vein"]
@@ -54,6 +55,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "close_portal": ("portal",), "open_portal": ("portal",), "depart": ("portal",),
     "deplete_node": ("nodes",), "refill_node": ("nodes",), "spawn_mobs": ("mob", "at"),
     "announce": ("message", "at"), "change_objective": ("check", "set", "tell", "message"),
+    "close_area": (), "open_area": ("area",),  # close_area: at or tiles (checked below)
 }
 
 
@@ -128,6 +130,9 @@ class EventSpec(_Spec):
     check: int | str | None = None  # change_objective: the verifier check (its index or its name)
     set: dict[str, Any] | None = None  # change_objective: the check's parameters that change, with new values
     tell: list[str] = Field(default_factory=empty_list)  # change_objective: the agents who learn it
+    tiles: list[tuple[int, int]] = Field(default_factory=empty_list, max_length=5000)  # close_area: the tiles
+    only: str | None = None  # close_area with at: only the area's tiles of this biome ("bridge") or "road"
+    area: str | None = None  # open_area: the id of the close_area event whose area opens again
 
     @model_validator(mode="after")
     def _complete(self) -> "EventSpec":
@@ -136,6 +141,13 @@ class EventSpec(_Spec):
         missing = [f for f in _NEEDS[self.do] if getattr(self, f) in (None, [], {})]
         if missing:
             raise ValueError(f"event '{self.do}' needs {', '.join(missing)}")
+        if self.do == "close_area" and (self.at is None) == (not self.tiles):
+            raise ValueError("event 'close_area' needs exactly one of at (a place and its radius: the area) or "
+                             "tiles (a list of [x, y]: a road or a passage)")
+        if self.tiles and self.do != "close_area":
+            raise ValueError(f"tiles is a field of close_area, not of '{self.do}'")
+        if self.only is not None and (self.do != "close_area" or self.at is None):
+            raise ValueError("only (a biome key or 'road') narrows the area of a close_area event given by at")
         return self
 
 
@@ -267,6 +279,12 @@ def resolve_args(args: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str
     return out
 
 
+def event_radius(kind: str) -> int:
+    """The radius of a place an event gives without one: an announcement is heard within 40, an area closes
+    only the tile given, the rest (a raid's spread, a trigger's area) 2."""
+    return 40 if kind == "announce" else 0 if kind == "close_area" else 2
+
+
 def _place_text(pl: Place) -> str:
     if pl.landmark:
         return pl.landmark + (f" (within {pl.radius})" if pl.radius is not None else "")
@@ -328,7 +346,8 @@ class Mechanics:
         self._resolved: list[tuple[int, int, int] | None] = []
         for e in spec.events:
             pl = e.at if e.at is not None else (e.when.enters if e.when is not None else None)
-            self._resolved.append(resolve_place(loaded, pl, 40 if e.do == "announce" else 2) if pl else None)
+            self._resolved.append(resolve_place(loaded, pl, event_radius(e.do)) if pl else None)
+        self.closures = Closures(world.map)  # the areas closed now (close_area / open_area)
         for e in spec.events:
             if e.do == "depart" and e.at_round is not None:
                 self.departs[e.portal] = e.at_round  # type: ignore[index]
@@ -459,6 +478,13 @@ class Mechanics:
                 self.start_notes.append((rec, (), place, note))
             rec["heard_by"] = [p.agent_id for p in heard]
             rec["at"] = [x, y, r]
+        elif e.do == "close_area":
+            c = self._closure(i, e, place, rnd)
+            self.closures.close(c)
+            rec.update(area=c.id, tiles=len(c.tiles), where=c.where)
+        elif e.do == "open_area":
+            self.closures.reopen(str(e.area))
+            rec["area"] = e.area
         elif e.do == "change_objective":
             ref = e.check
             merged = {**self.check_overrides.get(ref, {}), **(e.set or {})}  # type: ignore[arg-type]
@@ -475,6 +501,27 @@ class Mechanics:
             if cause == "at the start":
                 self.start_notes.append((rec, tuple(e.tell), None, note))
         self.records.append(rec)
+
+    def _closure(self, i: int, e: EventSpec, place: tuple[int, int, int] | None, rnd: int) -> Closure:
+        gm = self.w.map
+        if place is not None:
+            x, y, r = place
+            tiles = area_tiles(gm, x, y, r, e.only)
+            where = f"the area within {r} tile(s) of ({x},{y})" if r else f"the tile ({x},{y})"
+            if e.at is not None and e.at.landmark:
+                where = f"{self.w.loaded.landmark(e.at.landmark).name} ({x},{y}) within {r}"
+            if e.only is not None:
+                kind = "road" if e.only == "road" else self.w.biome_names.get(e.only, e.only).lower()
+                where = f"the {kind} near ({x},{y}) ({len(tiles)} tiles)"
+        else:
+            tiles = frozenset((x, y) for x, y in e.tiles if gm.walkable(x, y))
+            where = f"the way through {tiles_text(tiles)}"
+        return Closure(self.spec.event_id(i), tiles, rnd, where, e.message)
+
+    def closure_note(self, x: int, y: int, radius: int) -> list[str]:
+        """What an observation at (x, y) says of the closed areas within ``radius`` (the view) of it."""
+        return [f"Closed: {c.text()}. Walks go round it; a walk that cannot is refused."
+                for c in self.closures.seen_from(x, y, radius)]
 
     def joined(self, p: "Player") -> None:
         """A player entered the world after the start events fired: the notes meant for it (an announcement
@@ -621,6 +668,8 @@ class Mechanics:
 
     def snapshot(self) -> dict[str, Any]:
         return {"closed_portals": {k: v[0] for k, v in sorted(self.closed.items())},
+                **({"closed_areas": {c.id: c.since for c in self.closures.active.values()}}
+                   if self.closures.ever else {}),
                 "fired_events": sorted(self.spec.event_id(i) for i in self.fired),
                 "check_overrides": {str(k): v for k, v in self.check_overrides.items()},
                 "spawned_mobs": {m: {"hp": s.hp, "x": s.x, "y": s.y} for m, s in sorted(self.spawned.items())},

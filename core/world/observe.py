@@ -110,6 +110,8 @@ class ObservationMixin:
                 else:
                     nearby.append(entity(d, eid, kind, ref))
         notes = p.notes + notes
+        if mech is not None and mech.closures.active:  # a closed area in view (closures.py)
+            notes += mech.closure_note(p.x, p.y, vr)
         self._take_broadcasts(p)
         over = len(p.mailbox) - MAX_CHAT_SHOWN  # the mailbox is cut back to its last messages only now and then
         chat = p.mailbox[-MAX_CHAT_SHOWN:] if over > 0 else list(p.mailbox)
