@@ -28,21 +28,23 @@ def tasks_group() -> None:
 @click.option("--suite", default="main", show_default=True, help="Task suite (main, augmented).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def tasks_list(suite: str, as_json: bool) -> None:
-    """List tasks: id, name, category, agents, rounds, and the world mechanics each uses."""
+    """List tasks: id, name, category, design, agents, rounds, and the world mechanics each uses."""
     from ..tasks.mechanics import mechanics_of
     from ..tasks.task import load_suite
 
     tasks = load_suite(suite, validate=False)
-    rows = [{"id": t.id, "name": t.name, "category": t.category, "agents": len(t.agents), "rounds": t.rounds,
-             "verifiable": t.verifiable, "mechanics": mechanics_of(t)} for t in tasks]
+    rows = [{"id": t.id, "name": t.name, "category": t.category, "design": t.design, "agents": len(t.agents),
+             "rounds": t.rounds, "verifiable": t.verifiable, "mechanics": mechanics_of(t)} for t in tasks]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     from rich.table import Table
 
-    table = Table("id", "name", "category", "agents", "rounds", "mechanics", title=f"{suite} tasks ({len(rows)})")
+    designs = len({r["design"] for r in rows if r["design"]})
+    table = Table("id", "name", "category", "design", "agents", "rounds", "mechanics",
+                  title=f"{suite} tasks ({len(rows)}, {designs} designs)")
     for r in rows:
-        table.add_row(r["id"], r["name"], r["category"] or "-", str(r["agents"]), str(r["rounds"]),
+        table.add_row(r["id"], r["name"], r["category"] or "-", r["design"] or "-", str(r["agents"]), str(r["rounds"]),
                       ", ".join(r["mechanics"]) or "-")
     _console().print(table)
 
@@ -61,7 +63,7 @@ def tasks_show(task_id: str, as_json: bool) -> None:
         raise click.ClickException(str(exc).strip('"')) from None
     if as_json:
         click.echo(json.dumps({
-            "id": t.id, "name": t.name, "category": t.category, "path": t.path, "agents": [
+            "id": t.id, "name": t.name, "category": t.category, "design": t.design, "path": t.path, "agents": [
                 {"agent_id": a.agent_id, "username": a.username, "role": a.role, "x": a.x, "y": a.y}
                 for a in t.agents],
             "rounds": t.rounds, "max_action_steps": t.max_action_steps, "objective": t.objectives.primary.strip(),
@@ -74,6 +76,7 @@ def tasks_show(task_id: str, as_json: bool) -> None:
     con = _console()
     con.print(f"[bold]{t.id}[/bold]: {t.name}  ({t.category or 'no category'}, {len(t.agents)} agents, "
               f"{t.rounds} rounds, {t.max_action_steps} action steps per agent)")
+    con.print(f"design: {t.design or '- (the file names none)'}", highlight=False)
     if t.path:
         con.print(f"file: {t.path}")
     con.print(f"\n{t.description.strip()}\n\nObjective: {t.objectives.primary.strip()}")
@@ -105,24 +108,39 @@ def tasks_show(task_id: str, as_json: bool) -> None:
 
 @tasks_group.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True,
+              help="Fail on warnings too (an objective asking for an exact amount checked as 'at least').")
 @world_options
-def tasks_validate(files: tuple[Path, ...], world: str | None, server_url: str | None,
+def tasks_validate(files: tuple[Path, ...], strict: bool, world: str | None, server_url: str | None,
                    world_option: tuple[str, ...]) -> None:
     """Validate task files against the world (default: every shipped task). Exit 1 on any error.
 
+    Warnings (printed, not failed without --strict): an objective that asks for an exact amount ("exactly",
+    "the amounts asked", "N of") whose check passes at that amount or more (add exact: true to the check).
     With --world paper-server the task's structure is checked here and its items, skills and spawns by the
     server (scratch characters, logged out again)."""
+    from ..tasks.amounts import amount_warnings
     from ..tasks.task import SUITES, TaskError, load_task, suite_files
 
     name, options = parse_world(world, server_url, world_option)
     check = None if name == EMBEDDED else getattr(plugins.get("world", name), "validate_task", None)
     paths = list(files) or [p for s in SUITES for p in suite_files(s)]
     con = _console()
-    bad = 0
+    bad = warned = 0
     for p in paths:
         try:
             t = load_task(p, validate=name == EMBEDDED)
             problems = check(t, **options) if check is not None else []
+            warnings = amount_warnings(t)
+            if warnings and strict:
+                problems = problems + warnings
+            elif warnings:
+                warned += 1
+                from rich.markup import escape
+
+                for w in warnings:
+                    con.print(f"[yellow]warn[/yellow] {escape(str(p))}: {escape(str(w))}", highlight=False,
+                              soft_wrap=True)
             if problems:
                 raise TaskError(str(p), problems)
         except (TaskError, ValueError) as exc:
@@ -138,7 +156,8 @@ def tasks_validate(files: tuple[Path, ...], world: str | None, server_url: str |
             continue
         note = "" if t.verifiable else "  [yellow](unverifiable: no verifier)[/yellow]"
         con.print(f"[green]ok[/green]   {p}  ({t.id}, {len(t.agents)} agents){note}", highlight=False, soft_wrap=True)
-    con.print(f"{len(paths) - bad}/{len(paths)} task files valid" + (f" on {name}" if name != EMBEDDED else ""))
+    con.print(f"{len(paths) - bad}/{len(paths)} task files valid" + (f" on {name}" if name != EMBEDDED else "")
+              + (f"; {warned} with warnings (--strict fails them)" if warned else ""))
     if bad:
         sys.exit(1)
 

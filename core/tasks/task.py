@@ -85,6 +85,7 @@ class Task(BaseModel):
     name: str
     description: str = ""
     category: Category | None = None
+    design: str | None = None  # the design (scenario) the task is built from: a snake_case id
     needs_communication: bool = False
     objectives: Objectives
     relevant_game_context: str = ""
@@ -164,6 +165,11 @@ def _pydantic_problems(exc: ValidationError, prefix: tuple[Any, ...], allowed: l
         elif err["type"] == "literal_error" and loc[-1] == "category":
             problems.append(Problem(field, f"unknown category {excerpt(err.get('input'))}",
                                     did_you_mean(str(err.get("input"))[:60], CATEGORIES, "category")))
+        elif err["type"] == "value_error" and loc == ("design",):
+            from .task_file import snake_case
+
+            problems.append(Problem(field, str(err["msg"]).removeprefix("Value error, "),
+                                    f"write it as design: {snake_case(str(err.get('input')))}"))
         elif err["type"] == "value_error":  # a block's own rule (an event needs its fields, a place one anchor)
             problems.append(Problem(field, str(err["msg"]).removeprefix("Value error, "),
                                     "add or fix the fields it names (docs/tasks.md describes the block)"))
@@ -230,7 +236,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
                                        "rename it, e.g. task_09_bridge")])
     return Task(
         id=task_id, paper_id=head.paper_id, name=head.task.name, description=head.task.description, category=head.category,
-        needs_communication=head.needs_communication, objectives=head.objectives, relevant_game_context=head.relevant_game_context,
+        design=head.design, needs_communication=head.needs_communication, objectives=head.objectives, relevant_game_context=head.relevant_game_context,
         max_action_steps=head.max_action_steps, rounds=head.rounds, shared_plan=head.shared_plan,
         agents=agents, success_criteria=head.success_criteria, world_rules=head.world_rules,
         mobs=head.mobs, nodes=head.nodes,

@@ -2,14 +2,26 @@
 task cache (taskcache.py) unpickles its Task and never imports this module, so these classes are not even
 created then (pydantic's class creation is about 1 ms a class)."""
 
+import re
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ..world.events import EventSpec, HiddenSpec, JointSpec
 from ..world.factories import empty_list
 from .mobs import TaskMob, TaskNode
 from .task_parts import Category, Objectives, Step, VerifierSpec, YamlStack, _Yaml
+
+
+# a design id: the scenario a task is built from (a family's file name in tools/task_authoring/families/)
+DESIGN_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def snake_case(text: str) -> str:
+    """``text`` as a snake_case id (the fix a bad design id is offered): "Wolf Hunt-2" -> "wolf_hunt_2"."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(text))
+    out = re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
+    return out if out[:1].isalpha() else f"design_{out}".rstrip("_")
 
 
 class YamlLocation(_Yaml):
@@ -40,6 +52,8 @@ class YamlTask(_Yaml):
     # the paper's id of the task this one ports (task_<digits>): the paper-format export writes it as task_id
     paper_id: str | None = Field(None, pattern=r"^task_\d+$")
     category: Category | None = None
+    # the design (scenario) the task is built from; shipped tasks all name one, a user's own file may not
+    design: str | None = None
     needs_communication: bool = False  # an agent needs a fact only a teammate can tell it (tasks prove checks this)
     task: YamlTaskHead
     objectives: Objectives
@@ -57,3 +71,11 @@ class YamlTask(_Yaml):
     events: list[EventSpec] = Field(default_factory=empty_list)
     joint_actions: list[JointSpec] = Field(default_factory=empty_list)
     hidden: list[HiddenSpec] = Field(default_factory=empty_list)
+
+    @field_validator("design")
+    @classmethod
+    def _design_id(cls, v: str | None) -> str | None:
+        if v is not None and not DESIGN_ID.match(v):
+            raise ValueError(f"design {v!r} is not a snake_case id (lower-case letters, digits and '_', starting "
+                             "with a letter)")
+        return v

@@ -67,7 +67,8 @@ RefProblem = tuple[str, str, str]  # (parameter field, message, fix)
 
 @dataclass(frozen=True)
 class Check:
-    """A named verifier check. ``evaluate`` returns (value, target); achieved when value >= target."""
+    """A named verifier check. ``evaluate`` returns (value, target); achieved when value >= target, or, when
+    ``exact`` says the parameters ask for an exact amount, when value == target."""
 
     name: str
     params: type[BaseModel]
@@ -79,6 +80,10 @@ class Check:
     # (x, y, radius) where the check wants agents to stand, for checks about places (the proof's solo analysis)
     place: Callable[[Any], tuple[int, int, int] | None] | None = None
     guard: bool = False  # a constraint by default (all_alive): can fail the task, never counts as progress
+    exact: Callable[[Any], bool] | None = None  # whether the parameters ask for exactly the target (exact: true)
+
+    def is_exact(self, params: Any) -> bool:
+        return bool(self.exact and self.exact(params))
 
     def validate_refs(self, params: Any, task: "Task", w: "WorldIndex") -> list[RefProblem]:
         return self.refs(params, task, w) if self.refs else []
@@ -109,11 +114,14 @@ def known_names(kind: str = "check") -> list[str]:
     return sorted(n for n, v in _registered().items() if kind == "any" or isinstance(v, Check))
 
 
-def checkpoint_text(cp: Checkpoint, style: str) -> str:
+def checkpoint_text(cp: Checkpoint, style: str, exact: bool = False) -> str:
     if style == "yesno":
         return f"{cp.name}: {'yes' if cp.achieved else 'no'}"
     fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:g}"  # noqa: E731
-    return f"{cp.name}: {fmt(cp.value)}/{fmt(cp.target)}"
+    text = f"{cp.name}: {fmt(cp.value)}/{fmt(cp.target)}"
+    if exact and cp.value > cp.target:  # an exact amount overshot: say so, it is why the check is not met
+        text += f" (over by {fmt(cp.value - cp.target)}: exactly {fmt(cp.target)} asked)"
+    return text
 
 
 def is_guard(spec: Any) -> bool:
@@ -142,10 +150,11 @@ def verify(task: "Task", world: "World", history: list[tuple[str, Effects]] | No
         if changed and i in changed:
             params = changed[i]
         value, target = check.evaluate(ctx, params)
+        exact = check.is_exact(params)
         cp = Checkpoint(name=name, check=spec.check, value=float(value), target=float(target),
-                        achieved=value >= target, guard=guard)
+                        achieved=value == target if exact else value >= target, guard=guard)
         checkpoints.append(cp)
-        parts.append(checkpoint_text(cp, check.style))
+        parts.append(checkpoint_text(cp, check.style, exact))
     if task.verifier.python:
         fn = lookup(task.verifier.python)
         if fn is None:

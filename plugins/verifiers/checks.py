@@ -21,6 +21,21 @@ counts only those agents; without them, the team.
   made from a bead fired in a furnace, not one looted from a goblin).
 - ``delivered``   ``item`` ends with agent ``to`` (at least ``count``) and came to it by transfer (from
   ``from`` when given; of ``origin`` when given).
+
+``exact: true`` on ``item_count``, ``crafted`` and ``delivered`` asks for exactly ``count``: the checkpoint is
+met only at that amount, and more fails it (an objective that says "the amounts asked" or "exactly 3" is
+checked as it reads, so a team cannot over-deliver instead of asking). Its label starts "exactly N". The
+checkpoint's value is still the amount there, so partial progress reads as before ("2/3") and an overshoot
+shows as such ("5/3 (over by 2: exactly 3 asked)"); PSR counts the checkpoint only while it is met exactly.
+What counts as "the amount" for each:
+
+- ``item_count``: what the named agents hold together (or the team, ``scope: team``); with no agent named
+  and ``scope: any``, met when some one agent holds exactly ``count`` (the value shown is then ``count``,
+  else the largest holding).
+- ``crafted``: every unit crafted (by the named agents), so an over-production cannot be undone.
+- ``delivered``: every unit transferred to ``to`` (from ``from``), so an over-delivery cannot be undone by
+  handing units back; below or at ``count`` the value is, as without ``exact``, what ``to`` still holds of
+  what it received.
 """
 
 from __future__ import annotations
@@ -186,6 +201,7 @@ class ItemCountParams(_Who):
     count: int = Field(1, ge=1)
     scope: Literal["any", "team"] = "any"
     origin: Origin | None = None
+    exact: bool = False  # exactly count (more fails), not at least
 
 
 def _item_count(ctx: VerifyContext, p: ItemCountParams) -> tuple[float, float]:
@@ -193,11 +209,20 @@ def _item_count(ctx: VerifyContext, p: ItemCountParams) -> tuple[float, float]:
     if named is not None:
         return sum(_holding(ctx, a, p.item, p.origin) for a in named), p.count
     counts = [_holding(ctx, a, p.item, p.origin) for a in ctx.agents()]
-    return (sum(counts) if p.scope == "team" else max(counts, default=0)), p.count
+    if p.scope == "team":
+        return sum(counts), p.count
+    if p.exact and p.count in counts:  # one agent holds exactly the amount: another's larger stack is not it
+        return p.count, p.count
+    return max(counts, default=0), p.count
+
+
+def _exactly(p: Any) -> str:
+    """The label's prefix for an exact amount ("exactly 3 "), empty without ``exact``."""
+    return f"exactly {p.count} " if getattr(p, "exact", False) else ""
 
 
 def _item_count_label(p: ItemCountParams, task: Any) -> str:
-    what = p.item + (f" ({p.origin})" if p.origin else "")
+    what = _exactly(p) + p.item + (f" ({p.origin})" if p.origin else "")
     who = _who_label(p, task)
     if who:
         return f"{what} with {who}"
@@ -207,7 +232,7 @@ def _item_count_label(p: ItemCountParams, task: Any) -> str:
 ITEM_COUNT = Check(
     "item_count", ItemCountParams, _item_count, _item_count_label,
     refs=lambda p, t, w: _item_ref("item", p.item, w) + _who_refs(p, t),
-    items=lambda p: [p.item])
+    items=lambda p: [p.item], exact=lambda p: p.exact)
 
 
 # -- kills ---------------------------------------------------------------------------------------------------
@@ -367,6 +392,7 @@ class CraftedParams(_Who):
     item: str
     count: int = Field(1, ge=1)
     from_origin: dict[str, Origin] = Field(default_factory=dict)  # input item -> origin its consumed units had
+    exact: bool = False  # exactly count crafted (more fails), not at least
 
 
 def _crafted(ctx: VerifyContext, p: CraftedParams) -> tuple[float, float]:
@@ -393,9 +419,9 @@ def _crafted_refs(p: CraftedParams, t: Any, w: Any) -> list[tuple[str, str, str]
 
 CRAFTED = Check(
     "crafted", CraftedParams, _crafted,
-    lambda p, t: f"{p.item} crafted" + (f" by {_who_label(p, t)}" if _who_label(p, t) else "")
+    lambda p, t: f"{_exactly(p)}{p.item} crafted" + (f" by {_who_label(p, t)}" if _who_label(p, t) else "")
     + "".join(f" from {o} {i}" for i, o in p.from_origin.items()),
-    refs=_crafted_refs, items=lambda p: [p.item])
+    refs=_crafted_refs, items=lambda p: [p.item], exact=lambda p: p.exact)
 
 
 # -- delivered ---------------------------------------------------------------------------------------------------------
@@ -405,6 +431,7 @@ class DeliveredParams(_Params):
     count: int = Field(1, ge=1)
     from_: str | None = Field(None, alias="from")
     origin: Origin | None = None
+    exact: bool = False  # exactly count transferred to the receiver (more fails), not at least
 
 
 def _delivered(ctx: VerifyContext, p: DeliveredParams) -> tuple[float, float]:
@@ -412,14 +439,16 @@ def _delivered(ctx: VerifyContext, p: DeliveredParams) -> tuple[float, float]:
     sender = ctx.agents(p.from_)[0] if p.from_ else None
     received = sum(t.count for _, eff in ctx.history for t in eff.transfers
                    if t.to_agent == to and t.item == p.item and (sender is None or t.from_agent == sender))
+    if p.exact and received > p.count:  # over-delivered: handing units back does not undo it
+        return received, p.count
     return min(_holding(ctx, to, p.item, p.origin), received), p.count
 
 
 DELIVERED = Check(
     "delivered", DeliveredParams, _delivered,
-    lambda p, t: f"{p.item}{f' ({p.origin})' if p.origin else ''} delivered to {t.agent(p.to).username}",
+    lambda p, t: f"{_exactly(p)}{p.item}{f' ({p.origin})' if p.origin else ''} delivered to {t.agent(p.to).username}",
     refs=lambda p, t, w: _item_ref("item", p.item, w) + _agent_ref("to", p.to, t) + _agent_ref("from", p.from_, t),
-    items=lambda p: [p.item])
+    items=lambda p: [p.item], exact=lambda p: p.exact)
 
 
 BUILTIN_CHECKS: tuple[Check, ...] = (ITEM_COUNT, KILLS, ALL_ALIVE, AT_LOCATION, EQUIPPED, CRAFTED, DELIVERED)

@@ -23,7 +23,14 @@ A ``harvest``/``attack`` target that is no fixed instance (``{hidden.vein}``, a 
 ``at: [x, y]``, its tile as seed 0 draws it. A task's ``mobs``, ``nodes``, ``events``, ``joint_actions`` and
 ``hidden`` blocks are copied into the file as written.
 
-Every step may carry ``id: LABEL`` and ``after: LABEL`` (or a list): the step is not taken before the round
+Every rendered task names its design: ``design: <family name>`` (``tasks list --json`` shows it), so a
+family's file name is a snake_case design id. A variant row may carry ``walk_aggro: false`` (with an optional
+``walk_aggro_note``, the why): the task is written with ``world_rules: {walk_aggro: false}`` (walks are not
+stopped by aggressive mobs; they still roam and strike at the tick). It is how the suite v2 tasks whose plans
+walk through mob range keep passing; a new design routes around the mobs instead.
+
+Every step may carry ``note: TEXT`` (written on its last call: why the step is there), ``id: LABEL`` and
+``after: LABEL`` (or a list): the step is not taken before the round
 after the labelled steps (a teammate's chat has arrived, a teammate has walked up for a hand-over). Rounds
 where an agent has nothing to do become ``sleep`` turns. ``rounds`` defaults to about 2.4 times the plan's length
 (kept in 25..55 and within 1.5x..3x) and ``max_action_steps`` to ``rounds``.
@@ -53,6 +60,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import authoring as A  # noqa: E402
+
+from agentworld.core.tasks.task_file import DESIGN_ID, snake_case  # noqa: E402
 
 FAMILIES = HERE / "families"
 OUT = A.OUT
@@ -212,6 +221,8 @@ def compile_plan(spawns: dict[str, A.Point], plan_spec: dict[str, list[dict[str,
                     break
                 start = max([done[n] + 1 for n in needs] + [1])
                 last = _expand(plan, agent, step, start)
+                if "note" in step and last in plan.steps[agent]:
+                    plan.steps[agent][last]["note"] = " ".join(str(step["note"]).split())
                 if "id" in step:
                     if step["id"] in done:
                         raise PlanError(f"plan label {step['id']!r} is used twice")
@@ -233,14 +244,42 @@ def budget_for(ref_rounds: int) -> int:
 # ---------------------------------------------------------------------------------------------------
 # writing
 # ---------------------------------------------------------------------------------------------------
-ORDER = ["id", "category", "needs_communication", "task", "objectives", "relevant_game_context",
+ORDER = ["id", "category", "design", "needs_communication", "task", "objectives", "relevant_game_context",
          "max_action_steps", "rounds", "shared_plan", "success_criteria", "world_rules", "mobs", "nodes", "verifier",
          "events", "joint_actions", "hidden"]
 
 
-def build_task(family: str, doc: dict[str, Any]) -> tuple[str, str]:
-    """(task id, file text) for one rendered variant."""
+WALK_AGGRO_NOTE = ("Issue 26: this task's reference plan walks through aggressive mobs' range, which now stops a walk; "
+                   "until the plan is re-routed, walks here are not stopped (mobs still roam and strike at the round's tick).")
+
+
+def _opt_outs(task_id: str, variant: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The variant row's world-rule opt-outs (``walk_aggro: false``) and the note written above them."""
+    flag = variant.get("walk_aggro", True)
+    if flag is True:
+        if "walk_aggro_note" in variant:
+            raise PlanError(f"{task_id}: walk_aggro_note without walk_aggro: false (remove the note)")
+        return {}, None
+    if flag is not False:
+        raise PlanError(f"{task_id}: walk_aggro must be true or false, got {flag!r}")
+    return {"walk_aggro": False}, str(variant.get("walk_aggro_note", WALK_AGGRO_NOTE))
+
+
+def _dump(mapping: dict[str, Any]) -> str:
+    return yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True, width=110) if mapping else ""
+
+
+def build_task(family: str, doc: dict[str, Any], variant: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(task id, file text) for one rendered variant (``variant``: its row in the family, for the opt-outs)."""
     task_id = doc["id"]
+    if doc.get("design", family) != family:
+        raise PlanError(f"{task_id}: the template sets design: {doc['design']!r}, but a family's design is its "
+                        f"file name ({family!r}); remove design: from the template")
+    doc["design"] = family
+    rules, note = _opt_outs(task_id, variant or {})
+    if rules and doc.get("world_rules"):
+        raise PlanError(f"{task_id}: the template writes world_rules and the variant sets walk_aggro: false; "
+                        "set the rule in one place")
     agents = {k: v for k, v in doc.items() if k.startswith("agent_")}
     spawns = {k: (v["location"]["x"], v["location"]["y"]) for k, v in agents.items()}
     try:
@@ -267,15 +306,26 @@ def build_task(family: str, doc: dict[str, Any]) -> tuple[str, str]:
     text = (f"# {task_id}: built by tools/task_authoring/build.py from families/{family}.yaml "
             f"(world {A.W.data.version}).\n"
             f"# Edit the family, not this file. The plan spans {ref} rounds of a {doc['rounds']}-round budget.\n")
-    text += yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=110)
-    return task_id, text
+    if not rules:
+        return task_id, text + _dump(out)
+    # the opt-out is written as one commented flow line where world_rules belongs (ORDER), so that a reader
+    # of the task file sees why walks are not stopped
+    keys = list(out)
+    cut = next((i for i, k in enumerate(keys) if k in ORDER and ORDER.index(k) > ORDER.index("world_rules")), len(keys))
+    before, after = {k: out[k] for k in keys[:cut]}, {k: out[k] for k in keys[cut:]}
+    flow = yaml.safe_dump({"world_rules": rules}, default_flow_style=None, width=110).strip()
+    if not flow.startswith("world_rules: {"):
+        flow = "world_rules: {" + ", ".join(f"{k}: {str(v).lower()}" for k, v in rules.items()) + "}"
+    comment = textwrap.fill(" ".join(note.split()), 110, initial_indent="# ", subsequent_indent="# ")
+    return task_id, text + _dump(before) + comment + "\n" + flow + "\n" + _dump(after)
 
 
-def family_docs(path: Path, wanted: set[str] | None = None) -> list[dict[str, Any]]:
-    """The family's variants rendered: every one, or (``wanted``) those whose id or family name is in it."""
+def family_docs(path: Path, wanted: set[str] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(rendered task, variant row) for the family's variants: every one, or (``wanted``) those whose id or
+    family name is in it."""
     fam = yaml.safe_load(path.read_text(encoding="utf-8"))
     shared = fam.get("params", {})
-    return [render(fam["template"], {**shared, **v}) | {"id": v["id"]} for v in fam["variants"]
+    return [(render(fam["template"], {**shared, **v}) | {"id": v["id"]}, v) for v in fam["variants"]
             if wanted is None or path.stem in wanted or v["id"] in wanted]
 
 
@@ -301,8 +351,12 @@ def main(argv: list[str] | None = None) -> int:
                  f"staff, or a variant's id, such as task_01_staff)")
     changed = 0
     for path in sorted(FAMILIES.glob("*.yaml")):
-        for doc in family_docs(path, wanted):
-            task_id, text = build_task(path.stem, doc)
+        if not DESIGN_ID.match(path.stem):
+            raise SystemExit(f"{path}: a family's file name is its design id and must be snake_case (lower-case "
+                             f"letters, digits, '_', starting with a letter); rename it, e.g. "
+                             f"{snake_case(path.stem)}.yaml")
+        for doc, variant in family_docs(path, wanted):
+            task_id, text = build_task(path.stem, doc, variant)
             target = args.out / f"{task_id}.yaml"
             if target.exists() and target.read_text(encoding="utf-8") == text:
                 continue
