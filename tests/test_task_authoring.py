@@ -33,7 +33,7 @@ def test_one_family_asked_is_the_only_one_rendered(build, monkeypatch, capsys):
     assert rendered == ["task_01_staff"]
     rendered.clear()
     docs = build.family_docs(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
-    assert [d["id"] for d, _variant in docs] == rendered == ["task_44_oakridge_wolves"]  # one variant of a family of many
+    assert [d["id"] for d in docs] == rendered == ["task_44_oakridge_wolves"]  # one variant of a family of many
 
 
 def test_an_unknown_name_is_an_error_naming_it(build, monkeypatch, capsys):

@@ -88,20 +88,20 @@ def test_a_bad_design_id_is_refused_with_the_fix(bad, fix):
 
 
 def test_build_writes_the_family_as_design_and_the_walk_aggro_opt_out(build):
-    (doc, variant), = build.family_docs(build.FAMILIES / "hunt.yaml", {"task_46_crypt_wolves"})
+    (doc, variant), = build.family_variants(build.FAMILIES / "hunt.yaml", {"task_46_crypt_wolves"})
     assert variant["walk_aggro"] is False
     _, text = build.build_task("hunt", doc, variant)
     loaded = yaml.safe_load(text)
     assert loaded["design"] == "hunt" and loaded["world_rules"] == {"walk_aggro": False}
     assert "\n# Issue 26: this task's reference plan walks through aggressive mobs' range" in text
     assert "\nworld_rules: {walk_aggro: false}\nverifier:" in text
-    (doc, variant), = build.family_docs(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
+    (doc, variant), = build.family_variants(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
     _, text = build.build_task("hunt", doc, variant)
     assert "world_rules" not in yaml.safe_load(text) and "walk_aggro" not in text
 
 
 def test_build_refuses_a_bad_opt_out_or_a_template_design(build):
-    (doc, variant), = build.family_docs(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
+    (doc, variant), = build.family_variants(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
     with pytest.raises(build.PlanError, match="walk_aggro must be true or false"):
         build.build_task("hunt", dict(doc), {**variant, "walk_aggro": "no"})
     with pytest.raises(build.PlanError, match="walk_aggro_note without walk_aggro: false"):

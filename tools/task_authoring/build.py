@@ -320,13 +320,18 @@ def build_task(family: str, doc: dict[str, Any], variant: dict[str, Any] | None 
     return task_id, text + _dump(before) + comment + "\n" + flow + "\n" + _dump(after)
 
 
-def family_docs(path: Path, wanted: set[str] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def family_variants(path: Path, wanted: set[str] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(rendered task, variant row) for the family's variants: every one, or (``wanted``) those whose id or
     family name is in it."""
     fam = yaml.safe_load(path.read_text(encoding="utf-8"))
     shared = fam.get("params", {})
     return [(render(fam["template"], {**shared, **v}) | {"id": v["id"]}, v) for v in fam["variants"]
             if wanted is None or path.stem in wanted or v["id"] in wanted]
+
+
+def family_docs(path: Path, wanted: set[str] | None = None) -> list[dict[str, Any]]:
+    """The family's variants rendered (see :func:`family_variants`, which also gives each variant's row)."""
+    return [doc for doc, _ in family_variants(path, wanted)]
 
 
 def _known_names() -> set[str]:
@@ -355,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{path}: a family's file name is its design id and must be snake_case (lower-case "
                              f"letters, digits, '_', starting with a letter); rename it, e.g. "
                              f"{snake_case(path.stem)}.yaml")
-        for doc, variant in family_docs(path, wanted):
+        for doc, variant in family_variants(path, wanted):
             task_id, text = build_task(path.stem, doc, variant)
             target = args.out / f"{task_id}.yaml"
             if target.exists() and target.read_text(encoding="utf-8") == text:
