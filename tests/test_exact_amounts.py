@@ -4,6 +4,7 @@ of ``tasks validate`` for an objective asking an exact amount that an at-least c
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,35 +15,21 @@ from agentworld.core.cli.tasks import tasks_group
 from agentworld.core.tasks.amounts import amount_warnings
 from agentworld.core.tasks.task import CheckSpec, Task, TaskError, VerifierSpec, load_task, parse_task
 from agentworld.core.tasks.verify import verify
-from agentworld.core.world.datapack import load_world
-from agentworld.core.world.effects import Effects
-from agentworld.core.world.engine import EmbeddedWorld
-from agentworld.core.world.tools import TOOLS
+sys.path.insert(0, str(Path(__file__).parent))
+from test_verifiers import Bench as VerifierBench  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 
 
-class Bench:
+class Bench(VerifierBench):
     """good_base_task's three agents in a fresh world (woodworker: knife and 2 logs; wizard: a bead)."""
 
     def __init__(self):
-        self.task = load_task(DATA / "good_base_task.yaml")
-        self.world = EmbeddedWorld(load_world(), seed=0)
-        for a in self.task.agents:
-            self.world.add_player(a.player_spec())
-        self.history: list[tuple[str, Effects]] = []
-
-    def act(self, agent: str, tool: str, **args):
-        res = TOOLS[tool].execute(self.world, agent, args)
-        assert res.ok, res.text
-        self.history.append((agent, res.effects))
+        super().__init__(load_task(DATA / "good_base_task.yaml"))
 
     def verify(self, *specs: dict):
         t = self.task.model_copy(update={"verifier": VerifierSpec(checks=[CheckSpec.model_validate(s) for s in specs])})
         return verify(t, self.world, self.history)
-
-    def check(self, **spec):
-        return self.verify(spec).checkpoints[0]
 
 
 @pytest.fixture

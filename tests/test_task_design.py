@@ -4,10 +4,9 @@ build.py writes the family's name as the design and reproduces every committed t
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,21 +16,11 @@ from click.testing import CliRunner
 from agentworld.core.cli.tasks import tasks_group
 from agentworld.core.tasks.task import TaskError, load_suite, load_task, parse_task
 from agentworld.core.tasks.task_file import snake_case
+sys.path.insert(0, str(Path(__file__).parent))
+from test_task_authoring import build  # noqa: E402,F401 - the fixture: tools/task_authoring/build.py as a module
 
 DATA = Path(__file__).parent / "data"
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
-
-
-@pytest.fixture(scope="module")
-def build():
-    sys.path.insert(0, str(TOOLS))
-    try:
-        spec = importlib.util.spec_from_file_location("task_authoring_build_design", TOOLS / "build.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(TOOLS))
 
 
 def test_every_shipped_main_task_names_a_design():
