@@ -374,7 +374,10 @@ class SoloAnalysis:
 
         loaded = load_world()
         a = self.task.agent(agent_id)
-        mobs = sorted((m for m in loaded.mobs if m.type == mob_type),
+        # a guarded mob (a joint action of k >= 2 players) cannot be hurt by one agent: fight another of its type
+        guarded = {j.mob for j in (self.task.mechanics.joint_actions if self.task.mechanics else [])
+                   if j.kind == "guarded_mob"}
+        mobs = sorted((m for m in loaded.mobs if m.type == mob_type and m.id not in guarded),
                       key=lambda m: (abs(m.x - a.x) + abs(m.y - a.y), m.id))
         if not mobs:
             return False

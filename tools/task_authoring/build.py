@@ -7,7 +7,9 @@ a short **plan** of macro steps per agent, which this script expands into the tu
 ``reference_solution`` with the engine's own path search (so move counts and reach are right):
 
 =====================================  ========================================================================
-``{walk: [x, y]}``                     ``move_character`` calls until the agent stands on (x, y)
+``{walk: [x, y], extra: n}``           ``move_character`` calls until the agent stands on (x, y), and n spare ones
+                                       (an aggressive mob on the way stops a walk; a spare move at the goal is
+                                       a no-op)
 ``{harvest: ID, times: n}``            walk into reach if needed, then ``harvest_resource`` n times (default 1)
 ``{attack: ID, times: n}``             the same with ``attack_entity``
 ``{craft: ITEM, skill: S, count: n}``  ``craft_item``
@@ -17,6 +19,7 @@ a short **plan** of macro steps per agent, which this script expands into the tu
 ``{say: TEXT}``                        ``chat`` (the whole team)
 ``{portal: true}``                     ``enter_portal``
 ``{sleep: n}``                         n waiting turns
+``{call: TOOL, args: {...}}``          one call of any tool as written (``pickup_resource``, placeholders)
 =====================================  ========================================================================
 
 A ``harvest``/``attack`` target that is no fixed instance (``{hidden.vein}``, a spawned raider) takes
@@ -167,7 +170,10 @@ class PlanError(ValueError):
 def _expand(plan: A.Plan, agent: str, step: dict[str, Any], after: int) -> int:
     """Put one macro step on the agent's timeline (not before ``after``); the round of its last call."""
     if "walk" in step:
-        return plan.walk(agent, tuple(step["walk"]), after)
+        last = plan.walk(agent, tuple(step["walk"]), after)
+        for _ in range(int(step.get("extra", 0))):  # spare moves: a mob that stops the walk (walk_aggro)
+            last = plan.do(agent, "move_character", after, x=step["walk"][0], y=step["walk"][1])
+        return last
     if "harvest" in step or "attack" in step:
         tool = "harvest" if "harvest" in step else "attack"
         target = step[tool]
@@ -195,6 +201,8 @@ def _expand(plan: A.Plan, agent: str, step: dict[str, Any], after: int) -> int:
         end = A.portal_exit(plan.pos[agent])
         plan.pos[agent] = end
         return r
+    if "call" in step:  # any tool with its arguments as written (a pickup, a placeholder of hidden information)
+        return plan.do(agent, step["call"], after, **step.get("args", {}))
     if "sleep" in step:
         last = after
         for _ in range(int(step["sleep"])):
