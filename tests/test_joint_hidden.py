@@ -207,3 +207,16 @@ def test_a_brief_that_gives_a_hidden_thing_away_is_refused():
     raw["hidden"][0]["at"] = [CACHE_AT[1]]
     raw["hidden"][0]["pick"] = 0
     assert [p.field for p in validate_task(parse_task(raw, "leak.yaml", "leak"))] == ["hidden[0]"]  # the only one
+
+
+def test_an_item_the_task_lays_on_the_ground_is_one_the_team_can_obtain():
+    # a crate of bars (heavy load) or a cache is how the team gets them: no pickaxe, no ore, still obtainable
+    bars = {"verifier": {"checks": [{"check": "item_count", "item": "bronze_bar", "count": 4, "agent": "agent_3"}]},
+            "objectives": {"primary": "The wizard ends up carrying four bronze bars."}}
+    with pytest.raises(TaskError) as err:
+        task_with(**bars)
+    assert "cannot obtain 'bronze_bar'" in str(err.value)
+    task_with(**bars, joint_actions=[{"kind": "heavy_load", "item": "bronze_bar", "count": 4, "k": 2,
+                                      "at": {"x": 451, "y": 399}}])
+    task_with(**bars, hidden=[{"id": "stash", "kind": "cache", "items": [{"item": "bronze_bar", "count": 4}],
+                               "at": [{"x": 452, "y": 398}]}])

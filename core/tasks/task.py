@@ -778,11 +778,21 @@ def _tool_obtainable(tool: str, task: Task, w: WorldIndex, skills: dict[str, int
     return False
 
 
+def _placed_items(task: Task) -> set[str]:
+    """Items the task's mechanics lay on the ground (a heavy load, a cache): the team obtains them by picking
+    them up, as it obtains a kit's items by holding them."""
+    m = task.mechanics
+    if m is None:
+        return set()
+    loads = {j.item for j in m.joint_actions if j.kind == "heavy_load" and j.item}
+    return loads | {str(stack.get("item")) for h in m.hidden if h.kind == "cache" for stack in h.items}
+
+
 def _check_objective_reachable(task: Task, w: WorldIndex) -> list[Problem]:
     from .verify import objective_items
 
     skills = team_skills(task)
-    held = {s.item for a in task.agents for s in a.inventory + a.equipment}
+    held = {s.item for a in task.agents for s in a.inventory + a.equipment} | _placed_items(task)
     problems = []
     for i, item in objective_items(task):
         if item not in w.items:
