@@ -104,7 +104,7 @@ def pct(values: list[float], p: float) -> float:
 # -- part 1: latency ---------------------------------------------------------------------------------------
 def http_client(token: str | None, reuse: bool) -> Any:
     """The client's HTTP side: one kept-alive connection (``reuse``), or a new TCP connection per request."""
-    import httpx
+    from agentworld.core.play.mcp_sdk import http as httpx  # httpx on the MCP SDK 1.x, httpx2 on 2.x
 
     limits = httpx.Limits() if reuse else httpx.Limits(max_keepalive_connections=0)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -118,9 +118,11 @@ async def timed_calls(url: str, token: str | None, reuse: bool, calls: int, turn
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
+    from agentworld.core.play.mcp_sdk import is_error
+
     lat: list[float] = []
     http = http_client(token, reuse)
-    async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+    async with http, streamable_http_client(url, http_client=http) as (read, write, *_), \
             ClientSession(read, write) as s:
         await s.initialize()
         for i in range(calls + 10):
@@ -130,7 +132,7 @@ async def timed_calls(url: str, token: str | None, reuse: bool, calls: int, turn
             t0 = time.perf_counter()
             r = await s.call_tool("sleep", {"seconds": 1})
             dt = time.perf_counter() - t0
-            assert not r.isError, r.content[0].text
+            assert not is_error(r), r.content[0].text
             if i >= 10:  # warm-up calls are not counted
                 lat.append(dt * 1000)
     return lat

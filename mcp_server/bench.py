@@ -55,6 +55,7 @@ async def run_clients(seats_path: str, rounds: int, figures_path: str | None = N
     import asyncio
 
     from .clients import mcp_session
+    from ..core.play.mcp_sdk import is_error
     from .seats import read_seats_file
 
     seats = read_seats_file(seats_path)
@@ -66,7 +67,7 @@ async def run_clients(seats_path: str, rounds: int, figures_path: str | None = N
             for _ in range(rounds):
                 r = await s.call_tool("sleep", {"seconds": 1})
                 done.append(time.process_time())
-                if r.isError:
+                if is_error(r):
                     errors.append(r.content[0].text[:200])
                     return
 
@@ -167,8 +168,8 @@ def _server_cpu(cpu_s: float, calls: int) -> dict[str, float]:
 
 
 class BareServer:
-    """A bare FastMCP server (no game, no seats) with one tool, ``sleep``, on uvicorn in the running loop, with
-    the game server's HTTP settings (its parser, its answers: mcp_server/transport.py). ``serial=False``:
+    """A bare MCP server (no game, no seats) with one tool, ``sleep``, on uvicorn in the running loop, with
+    the game server's SDK server API and HTTP settings (its parser, its answers: app_v1.py or app_v2.py). ``serial=False``:
     ``sleep`` returns at once, so calls run in parallel. ``serial=True``: the game's turn contract with
     nothing to play: seats (by bearer token ``seat-<i>``) take turns in order once all ``seats`` have called,
     a call runs at its seat's turn and its result is sent when that seat's next turn opens; after
@@ -193,11 +194,11 @@ class BareServer:
     def tokens(self) -> list[str]:
         return [f"seat-{i}" for i in range(self.seats)]
 
-    async def sleep(self, seconds: int, ctx: Any) -> str:
+    async def sleep(self, request: Any, seconds: int) -> str:
         if not self.serial:
             self.marks.append(time.perf_counter())
             return "ok"
-        me = int(ctx.request_context.request.headers["authorization"].rpartition("-")[2])
+        me = int(request.headers["authorization"].rpartition("-")[2])
         if self._turn is None:
             self._arrived += 1
             if self._arrived == self.seats:
@@ -221,22 +222,18 @@ class BareServer:
         import asyncio
 
         import uvicorn
-        from mcp.server.fastmcp import FastMCP
 
         from .guard import HttpLimits, guarded_protocol
+        from ..core.play.mcp_sdk import SDK_MAJOR
         from .server import MCP_PATH, _InProcessUvicorn
-        from .transport import answer_when_ready, mcp_path_first
 
-        mcp = FastMCP("bare", log_level="WARNING", streamable_http_path=MCP_PATH)
-
-        @mcp.tool(structured_output=False)  # no output schema, as the game's tools (else clients validate it)
-        async def sleep(seconds: int) -> str:
-            """Return at once (parallel), or at this seat's next turn (serial)."""
-            return await self.sleep(seconds, mcp.get_context())
-
-        answer_when_ready(mcp, self.stream_after)
+        if SDK_MAJOR >= 2:
+            from .app_v2 import bare_app
+        else:
+            from .app_v1 import bare_app
+        app = bare_app(self.sleep, path=MCP_PATH, stream_after=self.stream_after)
         self._server = _InProcessUvicorn(uvicorn.Config(
-            mcp_path_first(mcp), host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on",
+            app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on",
             http=guarded_protocol(HttpLimits(), self.seats)))  # type: ignore[arg-type]
         self._task = asyncio.create_task(self._server.serve())
         while not self._server.started:

@@ -12,11 +12,11 @@ import sys
 from typing import Any
 
 import anyio
-import httpx
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.stdio import stdio_server
 
 from .clients import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, seat_headers
+from ..core.play.mcp_sdk import http  # httpx on the MCP SDK 1.x, httpx2 on 2.x: what its client takes
 
 
 class BridgeError(RuntimeError):
@@ -28,24 +28,32 @@ def whoami_url(url: str) -> str:
     return (base[: -len("/mcp")] if base.endswith("/mcp") else base) + "/whoami"
 
 
+def refusal_message(r: Any) -> str:
+    """The message of the server's refusal (a JSON-RPC error body), or the body as it came."""
+    try:
+        return str(r.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return r.text
+
+
 async def check_seat(url: str, token: str) -> dict[str, Any]:
     """Ask the server who this token is, so a bad URL or token fails at once with a clear message."""
     try:
-        async with httpx.AsyncClient(headers=seat_headers(token), timeout=CONNECT_TIMEOUT_S) as http:
-            r = await http.get(whoami_url(url))
-    except httpx.HTTPError as exc:
+        async with http.AsyncClient(headers=seat_headers(token), timeout=CONNECT_TIMEOUT_S) as client:
+            r = await client.get(whoami_url(url))
+    except http.HTTPError as exc:
         raise BridgeError(f"cannot reach the AgentWorld MCP server at {url}: {exc}. Is `agentworld serve` "
                           f"running, and is --url the 'url' from its seats file?") from None
     if r.status_code in (401, 403):
-        raise BridgeError(f"the server refused the token ({r.status_code}): {r.json().get('message', r.text)}")
+        raise BridgeError(f"the server refused the token ({r.status_code}): {refusal_message(r)}")
     if r.status_code != 200:
         raise BridgeError(f"{whoami_url(url)} answered {r.status_code}: is --url an AgentWorld MCP endpoint?")
     return r.json()
 
 
 async def relay(url: str, token: str) -> None:
-    http = httpx.AsyncClient(headers=seat_headers(token), timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S))
-    async with http, streamable_http_client(url, http_client=http) as (from_http, to_http, _), \
+    client = http.AsyncClient(headers=seat_headers(token), timeout=http.Timeout(CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S))
+    async with client, streamable_http_client(url, http_client=client) as (from_http, to_http, *_), \
             stdio_server() as (from_stdio, to_stdio):
         async with anyio.create_task_group() as tg:
             async def pump(source: Any, sink: Any) -> None:

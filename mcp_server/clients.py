@@ -55,11 +55,11 @@ import logging
 import ssl
 from typing import Any, AsyncIterator, get_args
 
-import httpx
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from ..core.world.effects import ErrorKind, ToolResult
+from ..core.play.mcp_sdk import http, input_schema, is_error, structured_content
 
 log = logging.getLogger("agentworld.mcp")
 
@@ -78,10 +78,10 @@ def result_text(result: types.CallToolResult) -> str:
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:
     """Back to the gate's ToolResult (ok, error kind, the outcome text without the appended observation)."""
-    data = result.structuredContent or {}
+    data = structured_content(result) or {}
     if "ok" in data:
         return ToolResult(ok=bool(data["ok"]), text=str(data.get("result", "")), error=data.get("error"))
-    return seat_result(bool(result.isError), result_text(result))
+    return seat_result(is_error(result), result_text(result))
 
 
 # The error kinds a framework seat's result text can start with (``[kind] text``, see seat_result).
@@ -108,16 +108,17 @@ def seat_result(is_error: bool, text: str) -> ToolResult:
 def shared_ssl_context() -> ssl.SSLContext:
     """httpx's default TLS context (certifi's CA bundle, verification on), made once per process. Every
     ``httpx.AsyncClient`` otherwise loads the CA bundle anew (about 50 ms of CPU each): a process that opens
-    one session per seat, say 100, would spend seconds on it before its first call."""
-    return httpx.create_ssl_context()
+    one session per seat, say 100, would spend seconds on it before its first call. (``http`` is httpx on
+    the MCP SDK 1.x, httpx2 on 2.x: the HTTP library its client takes; core/play/mcp_sdk.py.)"""
+    return http.create_ssl_context()
 
 
 @contextlib.asynccontextmanager
 async def mcp_session(url: str, token: str, *, read_timeout: float = READ_TIMEOUT_S) -> AsyncIterator[ClientSession]:
     """An initialized ``mcp.ClientSession`` for one seat over streamable HTTP."""
-    http = httpx.AsyncClient(headers=seat_headers(token), verify=shared_ssl_context(),
-                             timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=read_timeout))
-    async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+    client = http.AsyncClient(headers=seat_headers(token), verify=shared_ssl_context(),
+                              timeout=http.Timeout(CONNECT_TIMEOUT_S, read=read_timeout))
+    async with client, streamable_http_client(url, http_client=client) as (read, write, *_), \
             ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -127,7 +128,7 @@ def openai_function_schema(tool: types.Tool) -> dict[str, Any]:
     """One listed MCP tool as an OpenAI function-calling schema (the server lists ``ToolSpec.json_schema()``,
     so this equals the tool's ``ToolSpec.openai_schema()``)."""
     return {"type": "function", "function": {"name": tool.name, "description": tool.description or "",
-                                             "parameters": tool.inputSchema}}
+                                             "parameters": input_schema(tool)}}
 
 
 async def openai_tool_schemas(session: ClientSession) -> list[dict[str, Any]]:
@@ -305,7 +306,7 @@ async def camel_function_tools(session: ClientSession) -> list[Any]:
         async def call(**kwargs: Any) -> str:
             r = await session.call_tool(name, kwargs)
             text = result_text(r)
-            return f"ERROR: {text}" if r.isError else text
+            return f"ERROR: {text}" if is_error(r) else text
 
         call.__name__ = name
         return call

@@ -1,8 +1,11 @@
 """The 13 game tools of one running episode, served over MCP (streamable HTTP on 127.0.0.1 by default).
 
 - Tools are generated from ``core/tools.TOOLS``: same names, descriptions and input schemas
-  (``ToolSpec.json_schema()``), registered through FastMCP's low-level handlers so the schemas are exactly
-  ours rather than re-derived from Python signatures.
+  (``ToolSpec.json_schema()``), registered as the SDK's low-level handlers so the schemas are exactly ours
+  rather than re-derived from Python signatures.
+- The MCP SDK 1.x or 2.x, whichever is installed: ``app_v1.py`` (FastMCP) and ``app_v2.py`` (2.x's low-level
+  ``Server``) build the same server on each major's own server API and answer through this module's
+  :class:`EpisodeMcpServer` (``answer_call``, ``answer_read``).
 - Identity: each seat has a bearer token (``Authorization: Bearer <token>``). :class:`SeatAuth` refuses a
   request without a known token with HTTP 401, and an MCP session opened by one seat cannot be used with
   another seat's token (HTTP 403). A connection acts only as its seat's character.
@@ -24,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import socket
 import time
 from typing import Any, Iterable
@@ -32,14 +34,11 @@ from urllib.parse import parse_qs
 
 import uvicorn
 
-# first: the transport refuses an MCP SDK whose internals it does not know, with the fix (before mcp's imports)
-from .transport import answer_when_ready, live_sessions, mcp_path_first, request_context, set_server_version
+# first: the SDK's version check (mcp_sdk refuses an MCP SDK agentworld does not know, with the fix)
+from ..core.play.mcp_sdk import SDK_MAJOR
 from mcp import types  # noqa: E402
-from mcp.server.fastmcp import Context, FastMCP
-from mcp.server.fastmcp.exceptions import ResourceError
-from mcp.server.lowlevel.helper_types import ReadResourceContents
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
 
 from .. import __version__
 from ..core.world.effects import ToolResult
@@ -48,22 +47,17 @@ from .guard import HttpGuard, HttpLimits, guarded_protocol, public_host, transpo
 from .seats import Seat, make_seats, new_token
 from .tracker import Flag, TurnTracker
 
+if SDK_MAJOR >= 2:  # the same server on each major's own server API
+    from .app_v2 import game_app
+else:
+    from .app_v1 import game_app
+
 MCP_PATH = "/mcp"
 MAX_WAIT_S = 240.0  # longest an early call waits for its turn by default (then: "call again")
 SESSION_GRACE_S = 5.0  # after the linger, how long sessions still open get to end before the server stops
-
-
-class _QuietSessionClose(logging.Filter):
-    """mcp 1.30 logs a full traceback (rendered by rich: ~0.2 s of CPU on the server loop) whenever a client
-    ends its session while the standalone SSE stream is open. That is a normal close, not an error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not (record.getMessage().startswith("Error in standalone SSE writer")
-                    and type(exc).__name__ in ("ClosedResourceError", "BrokenResourceError"))
-
-
-logging.getLogger("mcp.server.streamable_http").addFilter(_QuietSessionClose())
+INSTRUCTIONS = ("AgentWorld: you play one character of a team in a turn-based 2D RPG world. Call exactly one tool "
+                "per turn; a call made before your turn waits for it. Each result ends with your observation. "
+                "Read agentworld://brief for your task and role.")
 RESOURCES: dict[str, tuple[str, str, str]] = {  # uri -> (name, description, mime type)
     "agentworld://brief": ("brief", "Your task brief: objectives, your role and guideline, the rules.", "text/plain"),
     "agentworld://observation": ("observation", "What your character sees now (position, HP, inventory, nearby, "
@@ -158,6 +152,7 @@ class SeatAuth:
 
 
 _DENIED = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 429: "too_many_sessions"}
+INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
 OBSERVATION_PARAM = "observation"  # the endpoint's URL parameter: ?observation=data
 
 
@@ -177,74 +172,17 @@ def observation_as_data(query_string: bytes) -> tuple[bool, str | None]:
 
 
 async def _deny(send: Any, status: int, message: str) -> None:
-    body = json.dumps({"error": _DENIED.get(status, "refused"), "message": message}).encode()
+    """Refuse with ``status`` and a JSON-RPC error body (``error.data``: the status and a reason word), the form
+    the MCP SDK's own transport refuses in: an MCP client shows its message (the SDK 2.x client raises it as
+    the request's error; 1.x raises the HTTP status)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": INVALID_REQUEST, "message": message, "data": {"status": status, "reason": _DENIED.get(status, "refused")}}
+    }).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="agentworld"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-class GameMcp(FastMCP):
-    """FastMCP bound to one episode; tools and resources answer for the calling seat."""
-
-    def __init__(self, owner: "EpisodeMcpServer", **settings: Any):
-        self.owner = owner
-        super().__init__("agentworld", instructions=(
-            "AgentWorld: you play one character of a team in a turn-based 2D RPG world. Call exactly one tool "
-            "per turn; a call made before your turn waits for it. Each result ends with your observation. "
-            "Read agentworld://brief for your task and role."), log_level="WARNING", **settings)
-        # the server's version in serverInfo; without it the SDK reads mcp's package metadata for every new
-        # session (about 6 ms each: 0.6 s of the episode's loop for 100 seats)
-        set_server_version(self, __version__)
-
-    def _request(self) -> Request | None:
-        ctx = self.get_context()
-        req = ctx.request_context.request if ctx.request_context else None
-        return req if isinstance(req, Request) else None
-
-    def caller(self, req: Request | None = None) -> str | None:
-        req = req if req is not None else self._request()
-        if req is not None:
-            return req.scope.get("state", {}).get("agentworld_agent") or self.owner.agent_for_token(
-                req.headers.get("authorization", "").partition(" ")[2].strip())
-        return None
-
-    async def list_tools(self) -> list[types.Tool]:
-        return self.owner.tools
-
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        rc = request_context(self)  # FastMCP's Context (a pydantic model) is built only to report progress
-        req = rc.request if rc is not None and isinstance(rc.request, Request) else None
-        agent = self.caller(req)
-        if agent is None:
-            return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
-        state = req.scope.get("state", {}) if req is not None else {}
-
-        async def progress(waited: float, message: str) -> None:
-            # only sent when the request asked for progress (a progressToken in _meta); never fails the call
-            with contextlib.suppress(Exception):
-                await Context(request_context=rc, fastmcp=self).report_progress(round(waited, 1), None, message)
-
-        return await self.owner.handle_call(agent, name, arguments, state.get("agentworld_arrived"),
-                                            state.get("agentworld_gone"), progress,
-                                            observation_data=state.get("agentworld_observation_data", False))
-
-    async def list_resources(self) -> list[types.Resource]:
-        return [types.Resource(uri=uri, name=name, description=desc, mimeType=mime)
-                for uri, (name, desc, mime) in RESOURCES.items()]
-
-    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
-        return []
-
-    async def read_resource(self, uri: Any) -> Iterable[ReadResourceContents]:
-        agent = self.caller()
-        key = str(uri)
-        if agent is None:
-            raise ResourceError("unauthorized: this connection has no seat")
-        if key not in RESOURCES:
-            raise ResourceError(f"unknown resource {key!r}; resources: {', '.join(RESOURCES)}")
-        return [ReadResourceContents(content=self.owner.read(agent, key), mime_type=RESOURCES[key][2])]
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -316,23 +254,23 @@ class EpisodeMcpServer:
         if self._task is not None:
             return self
         seats = len(self.seats)
-        mcp = GameMcp(self, host=self.host, streamable_http_path=MCP_PATH, transport_security=self.security,
-                      max_sessions=self.limits.sessions_for(seats), max_request_body_size=self.limits.max_body_bytes,
-                      session_idle_timeout=self.limits.session_idle_timeout)
-        answer_when_ready(mcp, self.stream_after)
 
-        @mcp.custom_route("/whoami", methods=["GET"])
         async def whoami(request: Request) -> JSONResponse:
             agent = request.scope.get("state", {}).get("agentworld_agent")
             seat = self.seat(agent)
             return JSONResponse({"agent_id": seat.agent_id, "username": seat.username, "role": seat.role,
                                  "task_id": getattr(self.episode.task, "id", ""), "mcp_url": self.url})
 
+        mcp_app, live_sessions = game_app(
+            self, instructions=INSTRUCTIONS, version=__version__, host=self.host, path=MCP_PATH,
+            security=self.security, max_sessions=self.limits.sessions_for(seats),
+            max_body_bytes=self.limits.max_body_bytes, session_idle_timeout=self.limits.session_idle_timeout,
+            stream_after=self.stream_after, routes=[("/whoami", whoami)])
         # outermost first: seat auth (headers only, so strangers never get their bodies read), then the HTTP
         # guard (bodies within limits, malformed input refused 4xx), then the MCP SDK
-        app = self._auth = SeatAuth(HttpGuard(mcp_path_first(mcp), self.limits), self._tokens,
-                                    on_connect=self._on_connect, max_sessions_per_seat=self.limits.max_sessions_per_seat,
-                                    live_sessions=lambda: live_sessions(mcp))
+        app = self._auth = SeatAuth(HttpGuard(mcp_app, self.limits), self._tokens, on_connect=self._on_connect,
+                                    max_sessions_per_seat=self.limits.max_sessions_per_seat,
+                                    live_sessions=live_sessions)
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only for a socket created
         # with it (proto 0 leaves Nagle on: a 40 ms stall per request on a reused connection)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
@@ -430,6 +368,38 @@ class EpisodeMcpServer:
         return want - self.connected
 
     # -- tool calls and resources ----------------------------------------------------------------
+    # What the SDK's server (app_v1.py or app_v2.py) asks, with the HTTP request of the call or read
+    def caller(self, req: Request | None) -> str | None:
+        """The seat of a request (SeatAuth put it in the request's state; the token says it otherwise)."""
+        if req is None:
+            return None
+        return req.scope.get("state", {}).get("agentworld_agent") or self.agent_for_token(
+            req.headers.get("authorization", "").partition(" ")[2].strip())
+
+    async def answer_call(self, req: Request | None, name: str, arguments: dict[str, Any] | None,
+                          progress: Any = None) -> types.CallToolResult:
+        """A ``tools/call`` as the SDK hands it over: the caller's seat from the request, then :meth:`handle_call`."""
+        agent = self.caller(req)
+        if agent is None:
+            return _error("Unauthorized: this connection has no seat (send 'Authorization: Bearer <token>').")
+        state = req.scope.get("state", {}) if req is not None else {}
+        return await self.handle_call(agent, name, arguments, state.get("agentworld_arrived"),
+                                      state.get("agentworld_gone"), progress,
+                                      observation_data=state.get("agentworld_observation_data", False))
+
+    def resources(self) -> list[tuple[str, str, str, str]]:
+        """The resources a seat can read: (uri, name, description, mime type)."""
+        return [(uri, name, desc, mime) for uri, (name, desc, mime) in RESOURCES.items()]
+
+    def answer_read(self, req: Request | None, uri: str) -> tuple[str, str]:
+        """A ``resources/read``: (text, mime type) for the caller's seat; LookupError(message) if refused."""
+        agent = self.caller(req)
+        if agent is None:
+            raise LookupError("unauthorized: this connection has no seat")
+        if uri not in RESOURCES:
+            raise LookupError(f"unknown resource {uri!r}; resources: {', '.join(RESOURCES)}")
+        return self.read(agent, uri), RESOURCES[uri][2]
+
     async def handle_call(self, agent: str, name: str, arguments: dict[str, Any] | None,
                           arrived: float | None = None, gone: Flag | None = None,
                           progress: Any = None, observation_data: bool = False) -> types.CallToolResult:

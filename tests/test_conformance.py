@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from agentworld.core.play.mcp_sdk import structured_content
 from agentworld.core import plugins
 from agentworld.core.play.calls import wire_arguments
 from agentworld.core.play.episode import Episode
@@ -192,7 +193,7 @@ async def external_seat(url: str, token: str, agent_id: str, plan: Policy) -> No
                                                    round=observation.round, tools=list(TOOLS.values())))
             name, args = decision
             r = await session.call_tool(name, wire_arguments(args))
-            data = r.structuredContent
+            data = structured_content(r)
             if data["episode"]["over"] or not data.get("active", True):
                 return
             obs = data.get("observation")

@@ -10,6 +10,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from agentworld.core.play.mcp_sdk import input_schema, is_error
 from agentworld.core.world.tools import TOOL_NAMES, TOOLS
 from agentworld.mcp_server.server import EpisodeMcpServer
 
@@ -29,7 +30,7 @@ async def test_stdio_bridge_relays_tools_resources_and_calls(tmp_path):
             await s.initialize()
             tools = (await s.list_tools()).tools
             assert [t.name for t in tools] == list(TOOL_NAMES)
-            assert all(t.inputSchema == TOOLS[t.name].json_schema() for t in tools)
+            assert all(input_schema(t) == TOOLS[t.name].json_schema() for t in tools)
             brief = (await s.read_resource("agentworld://brief")).contents[0].text
             assert "alice" in brief
             # the call first, through the bridge's process; the episode starts once it waits at the server
@@ -38,7 +39,7 @@ async def test_stdio_bridge_relays_tools_resources_and_calls(tmp_path):
             await until(lambda: waiting(server, "agent_1"), "alice's call through the bridge waiting")
             run = asyncio.create_task(ep.run())
             r = await call
-            assert not r.isError and "Gave 3 logs to bob" in r.content[0].text, r.content[0].text
+            assert not is_error(r) and "Gave 3 logs to bob" in r.content[0].text, r.content[0].text
             run.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await run

@@ -22,9 +22,13 @@ pytestmark = pytest.mark.anyio
 STEP = {a: (s[0].tool, s[0].args) for a, s in relay_task().reference_solution.items()}
 
 SMALL_MARKET = Path(__file__).parent / "data" / "small_market.yaml"  # a small fixture (tests/data/README.md)
+# what each framework's extra installs (a server-only install has none: its framework cases skip)
+FRAMEWORK_MODULE = {"openai": "openai", "autogen": "autogen_agentchat", "langgraph": "langgraph", "camel": "camel"}
 
 
 async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
+    for module in ("camel", "langchain_mcp_adapters", "autogen_ext"):  # the framework extras (SDK 1.x clients)
+        pytest.importorskip(module)
     ep, _ = relay_episode(tmp_path)
     async with EpisodeMcpServer(ep) as server:
         url = server.url
@@ -65,10 +69,29 @@ async def test_autogen_langchain_and_camel_clients_play_their_seats(tmp_path):
 
 
 async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_path):
-    ep, _ = relay_episode(tmp_path, turn_timeout=0.3)
+    """The raw MCP SDK helpers (the plain openai agent's and external scripts', on the SDK 1.x or 2.x): the
+    listed tools as the in-process OpenAI schemas, and a malformed call back as the gate's failure."""
+    ep, _ = relay_episode(tmp_path, turn_timeout=0.3)  # bob and carol play nothing: alice's next turn comes soon
     async with EpisodeMcpServer(ep, turn_timeout=0.3) as server, \
             clients.mcp_session(server.url, server.token("agent_1")) as s:
         assert await clients.openai_tool_schemas(s) == openai_tools()
+        call = asyncio.create_task(s.call_tool("move_character", {"x": "east", "y": 1}))  # malformed: the turn's
+        await until(lambda: waiting(server, "agent_1"), "alice's call waiting")  # action, a bad_args error
+        run = asyncio.create_task(ep.run())
+        out = clients.to_tool_result(await call)
+        assert (out.ok, out.error) == (False, "bad_args") and out.text.startswith("move_character: argument 'x'")
+        assert turn_events(ep)[0].error == "bad_args" and turn_events(ep)[0].counts_as_action
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+
+
+async def test_framework_client_helpers_list_the_tools_and_mark_failures(tmp_path):
+    for module in ("camel", "langchain_mcp_adapters", "autogen_ext"):  # the framework extras (SDK 1.x clients)
+        pytest.importorskip(module)
+    ep, _ = relay_episode(tmp_path, turn_timeout=0.3)
+    async with EpisodeMcpServer(ep, turn_timeout=0.3) as server, \
+            clients.mcp_session(server.url, server.token("agent_1")) as s:
         camel_tools = {t.get_function_name(): t for t in await clients.camel_function_tools(s)}
         call = asyncio.create_task(camel_tools["move_character"].async_call(x="east", y=1))  # malformed: the turn's action,
         await until(lambda: waiting(server, "agent_1"), "alice's call waiting")  # a bad_args error
@@ -88,6 +111,7 @@ async def test_raw_sdk_helpers_give_the_openai_schemas_and_mark_failures(tmp_pat
 
 @pytest.mark.parametrize("framework", ["openai", "autogen", "langgraph", "camel"])
 async def test_framework_team_over_mcp_matches_in_process(tmp_path, framework):
+    pytest.importorskip(FRAMEWORK_MODULE[framework])  # the framework's extra
     from agentworld.core import plugins
     from agentworld.core.play.protocol import TeamSpec
     from agentworld.core.play.view import ReferencePlan

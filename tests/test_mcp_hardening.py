@@ -19,6 +19,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from agentworld.core.play.mcp_sdk import is_error
 from agentworld.mcp_server.clients import mcp_session
 from agentworld.mcp_server.guard import HttpLimits, public_host, transport_security
 from agentworld.mcp_server.seats import Seat, SeatsFile, write_seats_file
@@ -96,7 +97,7 @@ async def test_a_seat_cannot_hold_more_than_its_sessions(tmp_path):
                      for _ in range(3)]
             assert codes == [200, 200, 429]
             r = await http.post(server.url, json=INIT, headers=_headers(server, "agent_1"))
-            assert r.status_code == 429 and "already has 2 open MCP sessions" in r.json()["message"]
+            assert r.status_code == 429 and "already has 2 open MCP sessions" in r.json()["error"]["message"]
             # another seat is not affected
             assert (await http.post(server.url, json=INIT, headers=_headers(server, "agent_2"))).status_code == 200
 
@@ -125,7 +126,7 @@ async def test_malformed_input_gets_4xx_without_traceback_and_other_seats_play_o
             assert "nested deeper than 64" in refused[0].json()["error"]["message"]
             assert "not UTF-8" in refused[2].json()["error"]["message"]
             assert "unpaired surrogate" in refused[4].json()["error"]["message"]
-            assert not alice_result.isError  # the other seat's call went through meanwhile
+            assert not is_error(alice_result)  # the other seat's call went through meanwhile
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
@@ -140,7 +141,7 @@ async def test_a_one_megabyte_argument_is_refused_with_a_short_message(tmp_path)
             async with mcp_session(server.url, server.token(agent)) as s:
                 r = await s.call_tool(tool, args)
                 text = r.content[0].text.split("--- Your observation now ---")[0]
-                assert r.isError and "[bad_args]" in text and "at most" in text
+                assert is_error(r) and "[bad_args]" in text and "at most" in text
                 assert len(text) < 600, text[:200]
 
         run = asyncio.create_task(ep.run())

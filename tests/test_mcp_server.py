@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agentworld.core.play.mcp_sdk import input_schema, is_error, structured_content
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.records import TurnEvent
 from agentworld.core.tasks.task import parse_task
@@ -92,7 +93,7 @@ async def test_lists_the_13_tools_with_the_core_schemas(tmp_path):
             tools = (await s.list_tools()).tools
             assert [t.name for t in tools] == list(TOOL_NAMES)
             for t in tools:
-                assert t.inputSchema == TOOLS[t.name].json_schema()
+                assert input_schema(t) == TOOLS[t.name].json_schema()
                 assert t.description == TOOLS[t.name].description
             uris = sorted(str(r.uri) for r in (await s.list_resources()).resources)
             assert uris == ["agentworld://brief", "agentworld://observation", "agentworld://turn"]
@@ -125,12 +126,12 @@ async def test_clients_play_the_relay_to_success_in_turn_order(tmp_path):
         ("agent_1", "transfer_items", True), ("agent_2", "transfer_items", True), ("agent_3", "chat", True)]
     first = outputs["agent_1"][0]
     text = first.content[0].text
-    assert not first.isError and "Gave 3 logs to bob" in text and "--- Your observation now ---" in text
-    assert first.structuredContent["observation"]["username"] == "alice"
+    assert not is_error(first) and "Gave 3 logs to bob" in text and "--- Your observation now ---" in text
+    assert structured_content(first)["observation"]["username"] == "alice"
     second = outputs["agent_2"][0]
-    assert "--- Your observation now ---" in second.content[0].text and "observation" not in second.structuredContent
-    assert set(second.structuredContent) == {"ok", "error", "result", "executed", "turn", "episode", "active"}
-    assert second.structuredContent["executed"] is True
+    assert "--- Your observation now ---" in second.content[0].text and "observation" not in structured_content(second)
+    assert set(structured_content(second)) == {"ok", "error", "result", "executed", "turn", "episode", "active"}
+    assert structured_content(second)["executed"] is True
     # the recorded trajectory is on disk like any other run
     events = read_events(tmp_path / "ep" / "trajectory.jsonl")
     assert events[0].type == "start" and events[-1].type == "end"
@@ -141,10 +142,11 @@ async def test_wrong_or_missing_token_is_refused_with_401(tmp_path):
     async with EpisodeMcpServer(ep) as server:
         async with httpx.AsyncClient() as http:
             r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-            assert r.status_code == 401 and "missing bearer token" in r.json()["message"]
+            assert r.status_code == 401 and "missing bearer token" in r.json()["error"]["message"]
+            assert r.json()["error"]["data"] == {"status": 401, "reason": "unauthorized"}
             r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                 headers={"Authorization": "Bearer not-a-seat"})
-            assert r.status_code == 401 and "unknown bearer token" in r.json()["message"]
+            assert r.status_code == 401 and "unknown bearer token" in r.json()["error"]["message"]
         with pytest.raises(Exception):
             async with mcp_session(server.url, "not-a-seat") as s:
                 await s.list_tools()
@@ -159,8 +161,9 @@ async def test_observation_url_parameter_is_checked(tmp_path):
     async with EpisodeMcpServer(ep) as server:
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {server.token('agent_1')}"}) as http:
             r = await http.post(server.url + "?observation=json", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-            assert r.status_code == 400 and r.json()["error"] == "bad_request"
-            assert "URL parameter observation" in r.json()["message"] and "?observation=data" in r.json()["message"]
+            error = r.json()["error"]
+            assert r.status_code == 400 and error["data"] == {"status": 400, "reason": "bad_request"}
+            assert "URL parameter observation" in error["message"] and "?observation=data" in error["message"]
         async with mcp_session(server.url + "?observation=data", server.token("agent_1")) as s:
             assert len((await s.list_tools()).tools) == 13
 
@@ -173,7 +176,7 @@ async def test_refusals_are_clear_and_do_not_disturb_the_episode(tmp_path):
                 mcp_session(server.url, server.token("agent_3")) as carol:
             # out of turn (no turn is open yet): the call waits, then times out without executing
             r = await bob.call_tool("chat", {"message": "hello"})
-            assert r.isError and "Timed out waiting for your turn" in r.content[0].text
+            assert is_error(r) and "Timed out waiting for your turn" in r.content[0].text
             assert to_tool_result(r).error == "timeout"
             # two calls of one agent before its turn: the newer replaces the older (a client that gave up on
             # a call sends its next one), so exactly one executes
@@ -183,19 +186,19 @@ async def test_refusals_are_clear_and_do_not_disturb_the_episode(tmp_path):
             await until(lambda: waiting(server, "agent_1"), "alice's first call waiting")
             newer = asyncio.create_task(alice.call_tool("transfer_items", give))
             r = await older
-            assert r.isError and "Not executed: a newer call of yours replaced it" in r.content[0].text
+            assert is_error(r) and "Not executed: a newer call of yours replaced it" in r.content[0].text
             run = asyncio.create_task(ep.run())
             # bob's token acts only as bob, whatever it asks for; carol's chat ends the episode
             b = asyncio.create_task(bob.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs",
                                                                      "count": 3}))
             c = asyncio.create_task(carol.call_tool("chat", {"message": "got them"}))
             r, rb, rc = await newer, await b, await c
-            assert not r.isError and not rb.isError and not rc.isError
-            assert rb.structuredContent["observation"]["username"] == "bob"
+            assert not is_error(r) and not is_error(rb) and not is_error(rc)
+            assert structured_content(rb)["observation"]["username"] == "bob"
             result = await run
             r = await carol.call_tool("chat", {"message": "anyone?"})
-            assert r.isError and "The episode is over (success" in r.content[0].text
-            assert r.structuredContent["episode"]["over"] and r.structuredContent["episode"]["success"]
+            assert is_error(r) and "The episode is over (success" in r.content[0].text
+            assert structured_content(r)["episode"]["over"] and structured_content(r)["episode"]["success"]
     assert result.success and result.rounds == 1
     events = turn_events(ep)
     assert [(e.agent, e.tool) for e in events] == [
@@ -216,11 +219,11 @@ async def test_malformed_calls_use_the_turn_as_in_process(tmp_path):
             b = asyncio.create_task(bob.call_tool("fly_to_the_moon", {}))
             c = asyncio.create_task(carol.call_tool("move_character", {"_raw_arguments": '{"x": 3,'}))
             ra, rb, rc = await a, await b, await c
-            assert ra.isError and "missing argument 'itemKey'" in ra.content[0].text
-            assert rb.isError and "Unknown tool 'fly_to_the_moon'" in rb.content[0].text
-            assert rc.isError and "not valid JSON" in rc.content[0].text
+            assert is_error(ra) and "missing argument 'itemKey'" in ra.content[0].text
+            assert is_error(rb) and "Unknown tool 'fly_to_the_moon'" in rb.content[0].text
+            assert is_error(rc) and "not valid JSON" in rc.content[0].text
             # each result came with the seat's next turn: the observation of round 2
-            assert ra.structuredContent["observation"]["round"] == 2
+            assert structured_content(ra)["observation"]["round"] == 2
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await run
@@ -244,7 +247,7 @@ async def test_a_session_cannot_be_used_with_another_seats_token(tmp_path):
             r = await http.post(server.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
                                 headers={**accept, "Authorization": f"Bearer {server.token('agent_2')}",
                                          "mcp-session-id": sid})
-            assert r.status_code == 403 and "belongs to another seat" in r.json()["message"]
+            assert r.status_code == 403 and "belongs to another seat" in r.json()["error"]["message"]
 
 
 async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
@@ -258,7 +261,7 @@ async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
             async def bob() -> None:  # round 1: nothing to give yet; each result comes at the seat's next turn
                 await bob_s.call_tool("sleep", {"seconds": 1})
                 r = await bob_s.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs", "count": 3})
-                assert not r.isError, r.content[0].text
+                assert not is_error(r), r.content[0].text
 
             async def carol() -> None:
                 await carol_s.call_tool("sleep", {"seconds": 1})
@@ -269,7 +272,7 @@ async def test_a_turn_without_a_call_is_lost_and_the_client_is_told(tmp_path):
             while not turn_events(ep):  # alice sleeps through her turn of round 1
                 await asyncio.sleep(0.01)
             r = await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
-            assert not r.isError and "you lost 1 turn(s)" in r.content[0].text
+            assert not is_error(r) and "you lost 1 turn(s)" in r.content[0].text
             await asyncio.gather(*others)
             result = await run
     events = turn_events(ep)
@@ -290,7 +293,7 @@ async def test_mixed_seats_external_clients_with_an_in_process_oracle(tmp_path):
         async def play(agent_id: str) -> None:
             async with mcp_session(server.url, server.token(agent_id)) as s:
                 for step in ep.task.reference_solution[agent_id]:
-                    assert not (await s.call_tool(step.tool, step.args)).isError
+                    assert not is_error((await s.call_tool(step.tool, step.args)))
 
         clients = [asyncio.create_task(play(a)) for a in ("agent_1", "agent_3")]
         result = await ep.run()
@@ -322,7 +325,7 @@ async def test_serve_writes_a_seats_file_and_plays_external_and_oracle_seats(tmp
             async with mcp_session(seat.url, seat.token) as s:
                 for step in RELAY["reference_solution"][agent_id]:
                     r = await s.call_tool(step["tool"], step["args"])
-                    assert not r.isError, r.content[0].text
+                    assert not is_error(r), r.content[0].text
 
         await asyncio.gather(play("agent_1"), play("agent_3"))
 
@@ -387,7 +390,7 @@ async def test_clients_play_a_starter_task_to_success_like_the_oracle(tmp_path):
             async with mcp_session(server.url, server.token(agent_id)) as s:
                 for tool, args in plan:
                     r = await s.call_tool(tool, args)
-                    data = r.structuredContent
+                    data = structured_content(r)
                     if data["turn"].get("episode_over") or data["error"] in ("not_active", "refused"):
                         return
 
@@ -436,7 +439,7 @@ async def test_two_calls_sent_together_during_the_turn_take_it_once(tmp_path):
                 bob.call_tool("transfer_items", {"targetPlayer": "carol", "itemKey": "logs", "count": 3}),
                 carol.call_tool("chat", {"message": "got them"}))
             results = await pair
-            assert sorted(r.isError for r in results) == [False, True]
+            assert sorted(is_error(r) for r in results) == [False, True]
             await rest
             result = await run
     assert result.success and result.rounds == 1 and result.refused_calls == 1
@@ -502,23 +505,21 @@ async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path
     # alice's result came when the episode ended: it tells the outcome and carries bob's chat, sent after her turn
     a = seen["alice"]
     assert "Gave 3 logs to bob" in a.content[0].text and "The episode is over: success" in a.content[0].text
-    assert [m["text"] for m in a.structuredContent["observation"]["chat"]] == ["thanks alice, the logs are here"]
-    assert a.structuredContent["episode"]["over"] and a.structuredContent["episode"]["success"]
-    assert a.structuredContent["episode"]["end_reason"] == "verifier_passed"
-    assert a.structuredContent["episode"]["checkpoints_passed"] == a.structuredContent["episode"]["checkpoints_total"]
+    assert [m["text"] for m in structured_content(a)["observation"]["chat"]] == ["thanks alice, the logs are here"]
+    assert structured_content(a)["episode"]["over"] and structured_content(a)["episode"]["success"]
+    assert structured_content(a)["episode"]["end_reason"] == "verifier_passed"
+    assert structured_content(a)["episode"]["checkpoints_passed"] == structured_content(a)["episode"]["checkpoints_total"]
     # carol stood by the dragon: its strike at the end of the round reaches her result
-    c = seen["carol"].structuredContent
+    c = structured_content(seen["carol"])
     assert any("Dragon dragon#1" in n for n in c["observation"]["notes"]), c["observation"]["notes"]
     # a call after the end is told the outcome and is not executed
     after = seen["bob_after"]
-    assert after.isError and "The episode is over (success" in after.content[0].text
+    assert is_error(after) and "The episode is over (success" in after.content[0].text
     assert len(turn_events(ep)) == 3
 
 
 async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accepted(tmp_path):
-    from datetime import timedelta
-
-    from mcp.shared.exceptions import McpError
+    from agentworld.core.play.mcp_sdk import McpError, read_timeout
 
     ep, _ = relay_episode(tmp_path, turn_timeout=60)  # no turn here is meant to time out
     async with EpisodeMcpServer(ep, turn_timeout=60, progress_every=0.1) as server:
@@ -528,8 +529,8 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
             await _when_my_turn(alice)
             # during alice's turn bob calls with a short client timeout and gives up; his client keeps the
             # connection, so the server cannot tell, until his next call replaces the abandoned one
-            with pytest.raises(McpError, match="Timed out"):
-                await bob.call_tool("sleep", {"seconds": 5}, read_timeout_seconds=timedelta(seconds=0.3))
+            with pytest.raises(McpError, match="(?i)timed out"):
+                await bob.call_tool("sleep", {"seconds": 5}, read_timeout_seconds=read_timeout(0.3))
             progress: list[str] = []
 
             async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -539,7 +540,7 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
             await until(lambda: progress, "a progress note to bob's waiting call")  # it waits while alice thinks
             await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
             r = await second
-            assert not r.isError, r.content[0].text
+            assert not is_error(r), r.content[0].text
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await run

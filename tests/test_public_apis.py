@@ -40,11 +40,13 @@ def test_the_collector_is_set_only_in_the_programs_entry_point():
                           allowed=("core/cli/collector.py",))
 
 
-# what reaches into the MCP SDK beyond its public API: private attributes, private modules, the streamable
-# HTTP transport's and session manager's classes and constants, the server's request context variable
+# what reaches into the MCP SDK beyond its public API: private attributes, private modules (mcp_types' too),
+# the streamable HTTP transport's and session manager's classes and constants, the server's request context
+# variable (1.x), the server runner and message dispatchers (2.x)
 SDK_INTERNALS = (r"\._mcp_server\b|\._session_manager\b|_server_instances|\brequest_ctx\b|from mcp[.\w]*\._|"
                  r"SessionMessage|REQUEST_STREAM_BUFFER_SIZE|StreamableHTTPSessionManager|"
-                 r"StreamableHTTPServerTransport|mcp\.server\.lowlevel\.server")
+                 r"StreamableHTTPServerTransport|mcp\.server\.lowlevel\.server|mcp\.server\.runner|"
+                 r"mcp\.shared\.\w*dispatcher")
 
 
 def test_the_mcp_sdks_internals_are_reached_only_in_the_transport_module():
@@ -53,14 +55,29 @@ def test_the_mcp_sdks_internals_are_reached_only_in_the_transport_module():
 
 
 def test_the_transport_knows_the_installed_sdk_and_refuses_others_with_the_fix():
-    """An SDK outside the versions the transport was written against is refused at import with the installed
-    version and the pip command (this file's import of the server fails loudly the same way)."""
-    from agentworld.mcp_server.transport import KNOWN_SDK, UnknownSdk, check_sdk, sdk_version
+    """An SDK outside the versions agentworld was written against (1.x from 1.30, and 2.x) is refused at import
+    with the installed version and the pip command (this file's import of the server fails loudly the same
+    way); each known version maps to its major, which picks the server's app (app_v1 or app_v2)."""
+    from agentworld.mcp_server.transport import KNOWN_SDK, SDK_MAJOR, UnknownSdk, check_sdk, sdk_version
 
-    check_sdk(sdk_version())  # the installed one is known
-    for known in ("1.30.0", "1.30.1.post1", "1.31", "1.99"):
-        check_sdk(known)
-    for unknown in ("2.0.0", "2.3.0", "1.29.1", "1.24.0", "0.9.1", "3.0"):
-        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.30,<2'"):
+    assert check_sdk(sdk_version()) == SDK_MAJOR in (1, 2)  # the installed one is known
+    for known, major in (("1.30.0", 1), ("1.30.1.post1", 1), ("1.31", 1), ("1.99", 1), ("2.0.0", 2), ("2.3.0", 2),
+                         ("2.3.1rc1", 2), ("2.99", 2)):
+        assert check_sdk(known) == major, known
+    for unknown in ("1.29.1", "1.24.0", "0.9.1", "3.0", "3.0.0a1", "10.1"):
+        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.30,<3'"):
             check_sdk(unknown)
-    assert KNOWN_SDK == ((1, 30), (2, 0))
+    assert KNOWN_SDK == (((1, 30), (2, 0)), ((2, 0), (3, 0)))
+
+
+def test_the_server_is_built_on_the_installed_majors_public_server_api():
+    """The app module of the other major is never imported (it would fail: FastMCP is gone from 2.x, the
+    constructor-registered low-level Server is not in 1.x), and neither app module reaches SDK internals."""
+    import sys
+
+    from agentworld.mcp_server import server
+    from agentworld.mcp_server.transport import SDK_MAJOR
+
+    mine, other = ("app_v2", "app_v1") if SDK_MAJOR == 2 else ("app_v1", "app_v2")
+    assert server.game_app.__module__ == f"agentworld.mcp_server.{mine}"
+    assert f"agentworld.mcp_server.{other}" not in sys.modules

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentworld.core.play.mcp_sdk import structured_content
 from agentworld.core.cli import _load_commands, cli
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.protocol import Team, TurnOutcome
@@ -118,7 +119,7 @@ async def test_external_seats_over_mcp_replay(tmp_path):
             async with mcp_session(seats[agent_id].url, seats[agent_id].token) as s:
                 for tool, args in plan:
                     r = await s.call_tool(tool, args)
-                    data = r.structuredContent
+                    data = structured_content(r)
                     if data["turn"].get("episode_over") or data["error"] in ("not_active", "refused"):
                         return
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentworld.core.play.mcp_sdk import is_error, structured_content
 from agentworld.core.tasks.task import find_task, parse_task
 from agentworld.core.world.engine import EmbeddedWorld
 from agentworld.mcp_server.clients import mcp_session
@@ -119,6 +120,7 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
 async def test_a_terminal_seat_beside_a_model_teammate_and_an_oracle(tmp_path):
     """`serve --seat agent_2=openai --seat agent_3=oracle`: the openai framework (its model scripted, offline)
     and the oracle play beside a seat played with `agentworld seat`."""
+    pytest.importorskip("openai")  # the openai framework's extra (a server-only install has none)
     async with serving(tmp_path, relay_task(), ("agent_2=openai", "agent_3=oracle"), turn_timeout=TURN_TIMEOUT,
                        world=EmbeddedWorld(fixture_world(), seed=0), linger=0) as (seats_path, serve, ended):
         seats = read_seats_file(seats_path)
@@ -149,22 +151,22 @@ async def test_a_seat_that_left_is_told_how_a_lost_episode_ended(tmp_path):
         alice = read_seats_file(seats_path).seat("agent_1")
         async with mcp_session(alice.url, alice.token) as s:
             left = await s.call_tool("complete", {"response": "my part is done"})
-        assert not left.isError and left.structuredContent["active"] is False
-        assert left.structuredContent["executed"] is True
+        assert not is_error(left) and structured_content(left)["active"] is False
+        assert structured_content(left)["executed"] is True
         async with mcp_session(alice.url, alice.token) as s:  # a new client, while the episode may still run
             waited = await s.call_tool("sleep", {"seconds": 1})
         result = await ended
         assert not result.success and result.end_reason == "round_budget" and result.rounds == 4
         text = waited.content[0].text
-        assert waited.isError and waited.structuredContent["executed"] is False
+        assert is_error(waited) and structured_content(waited)["executed"] is False
         assert "The episode is over: not solved, checkpoints 0/1 (PSR 0.00); it ended in round 4" in text, text
         # after the end, clients that connect anew
         async with mcp_session(alice.url, alice.token) as s:
             after = await s.call_tool("sleep", {"seconds": 1})
             turn = json.loads((await s.read_resource("agentworld://turn")).contents[0].text)
             observation = (await s.read_resource("agentworld://observation")).contents[0].text
-        episode = after.structuredContent["episode"]
-        assert after.isError and (episode["over"], episode["success"], episode["end_reason"], episode["rounds"],
+        episode = structured_content(after)["episode"]
+        assert is_error(after) and (episode["over"], episode["success"], episode["end_reason"], episode["rounds"],
                                   episode["psr"]) == (True, False, "round_budget", 4, 0.0)
         assert turn["episode_over"] and turn["active"] is False and turn["episode"]["end_reason"] == "round_budget"
         assert observation.startswith("The episode is over: not solved")
@@ -340,7 +342,7 @@ def test_key_value_arguments_follow_the_tool_schema():
     from agentworld.core.world.tools import TOOLS
 
     def tool(name):
-        return SimpleNamespace(inputSchema=TOOLS[name].json_schema())
+        return SimpleNamespace(inputSchema=TOOLS[name].json_schema(), input_schema=TOOLS[name].json_schema())
 
     assert parse_arguments(("x=450", "y=397"), tool("move_character")) == {"x": 450, "y": 397}
     assert parse_arguments(("message=it's 5", "global=true"), tool("send_chat_message")) == {

@@ -142,16 +142,17 @@ def with_observation_data(url: str) -> str:
 @contextlib.asynccontextmanager
 async def open_session(target: Target, data: bool) -> AsyncIterator[Any]:
     """An initialized MCP ``ClientSession`` of the seat (closed, and its server session ended, on exit)."""
-    import httpx
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {target.token}"},
-                             timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S))
+    from ..play.mcp_sdk import http  # httpx on the MCP SDK 1.x, httpx2 on 2.x
+
+    client = http.AsyncClient(headers={"Authorization": f"Bearer {target.token}"},
+                              timeout=http.Timeout(30.0, read=READ_TIMEOUT_S))
     url = with_observation_data(target.url) if data else target.url
     answered = False
     try:
-        async with http, streamable_http_client(url, http_client=http) as (read, write, _), \
+        async with client, streamable_http_client(url, http_client=client) as (read, write, *_), \
                 ClientSession(read, write) as session:
             await session.initialize()
             yield session
@@ -209,24 +210,26 @@ def split_result(text: str) -> tuple[str, str]:
 
 def describe_error(exc: BaseException, target: Target) -> str:
     """One line for whatever the MCP client raised (anyio wraps errors in exception groups)."""
-    import httpx
+    from ..play.mcp_sdk import McpError, http as httpx  # httpx on the MCP SDK 1.x, httpx2 on 2.x
 
-    if isinstance(exc, httpx.HTTPStatusError):
-        code = exc.response.status_code  # (the body of a streamed response is not read here)
-        if code == 401:
-            return ("the server refused the token (HTTP 401); tokens are new at every `agentworld serve` start: use "
-                    "the seats file it wrote this time")
-        if code == 429:
-            return ("this seat already holds the most MCP sessions the server allows (HTTP 429): wait until another "
-                    "command of this seat has finished")
-        return f"the server at {target.url} answered HTTP {code} {exc.response.reason_phrase}"
+    status, reason = None, ""
+    if isinstance(exc, httpx.HTTPStatusError):  # the SDK 1.x client raises the HTTP status of a refusal
+        status, reason = exc.response.status_code, exc.response.reason_phrase  # (a streamed body is not read)
+    elif isinstance(exc, McpError) and isinstance(exc.error.data, dict):  # 2.x: the server's refusal body
+        status, reason = exc.error.data.get("status"), exc.error.message
+    if status == 401:
+        return ("the server refused the token (HTTP 401); tokens are new at every `agentworld serve` start: use "
+                "the seats file it wrote this time")
+    if status == 429:
+        return ("this seat already holds the most MCP sessions the server allows (HTTP 429): wait until another "
+                "command of this seat has finished")
+    if status is not None:
+        return f"the server at {target.url} answered HTTP {status} {reason}"
     if isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, ConnectionError)):
         return (f"cannot reach the server at {target.url}: it is not running (`agentworld serve` stops "
                 f"--linger seconds after the episode ends; its result.json has the outcome) or the URL is wrong")
     if isinstance(exc, httpx.TimeoutException):
         return f"the server at {target.url} did not answer in time ({type(exc).__name__}); try again"
-    from mcp.shared.exceptions import McpError
-
     if isinstance(exc, McpError):
         return f"the server refused the request: {exc}"
     return f"{type(exc).__name__}: {exc}"
@@ -331,7 +334,9 @@ def seat_group() -> None:
 
 def tool_signature(tool: Any) -> str:
     """``name(arg: type, opt: type = default)`` from a listed tool's JSON schema."""
-    schema = tool.inputSchema or {}
+    from ..play.mcp_sdk import input_schema  # the SDK 1.x and 2.x name these fields apart
+
+    schema = input_schema(tool) or {}
     required = set(schema.get("required", []))
     args = []
     for name, prop in (schema.get("properties") or {}).items():
@@ -345,10 +350,12 @@ def tool_signature(tool: Any) -> str:
 
 
 def tool_lines(tools: list[Any]) -> str:
+    from ..play.mcp_sdk import input_schema  # the SDK 1.x and 2.x name these fields apart
+
     lines = []
     for t in tools:
         lines.append(f"- {tool_signature(t)}: {t.description}")
-        for name, prop in ((t.inputSchema or {}).get("properties") or {}).items():
+        for name, prop in ((input_schema(t) or {}).get("properties") or {}).items():
             if prop.get("description"):
                 lines.append(f"    {name}: {prop['description']}")
     return "\n".join(lines)
@@ -395,9 +402,11 @@ def brief_cmd(seats: str | None, agent: str | None, url: str | None, token: str 
 
 
 def show_brief(printer: Printer, got: dict[str, Any], target: Target) -> None:
+    from ..play.mcp_sdk import input_schema  # the SDK 1.x and 2.x name these fields apart
+
     if printer.as_json:
         printer.data({"agent_id": got["agent_id"], "brief": got["brief"],
-                      "tools": [{"name": t.name, "description": t.description, "inputSchema": t.inputSchema}
+                      "tools": [{"name": t.name, "description": t.description, "inputSchema": input_schema(t)}
                                 for t in got["tools"]],
                       "how_to_play": how_to_play(target), "episode": got["state"].get("episode")})
         return
@@ -485,6 +494,8 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
              url: str | None, token: str | None, as_json: bool) -> None:
     """Make your turn's call: TOOL with a JSON object '{"x": 1}' (or KEY=VALUE words); prints the outcome and
     your next observation."""
+    from ..play.mcp_sdk import is_error, structured_content  # the SDK 1.x and 2.x name these fields apart
+
     if max_wait is not None and max_wait <= 0:
         raise click.BadParameter("must be > 0 seconds", param_hint="--max-wait")
     target = resolve(seats, agent, url, token)
@@ -524,7 +535,7 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
                     except asyncio.TimeoutError:  # it ran in the open turn; its result waits for the next one
                         return {"args": args, "sent": True, "pending": True, "state": await read_turn(session),
                                 "observation": await read_text(session, "agentworld://observation")}
-                data = result.structuredContent or {}
+                data = structured_content(result) or {}
                 retry = (not data.get("executed", True) and data.get("error") in ("timeout", "not_active")
                          and not data.get("episode", {}).get("over"))
                 if not retry:  # not executed: the server's wait bound passed first; calling again is safe
@@ -545,7 +556,7 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
                                             max(0.0, deadline - loop.time()), status)
                 observation = await read_text(session, "agentworld://observation")
             return {"args": args, "data": data, "outcome": outcome, "observation": observation, "state": state,
-                    "is_error": bool(result.isError)}
+                    "is_error": is_error(result)}
 
     try:
         got = run(target, work)
@@ -620,6 +631,8 @@ ARGS_HELP = ("give one JSON object in single quotes, e.g. '{\"x\": 450, \"y\": 3
 def parse_arguments(words: tuple[str, ...], tool: Any) -> dict[str, Any]:
     """The call's arguments: one JSON object, or KEY=VALUE words typed by the tool's schema (a value that
     does not fit its type is sent as written: the server then refuses it as the game would)."""
+    from ..play.mcp_sdk import input_schema  # the SDK 1.x and 2.x name these fields apart
+
     if not words:
         return {}
     if len(words) == 1 and words[0].lstrip().startswith(("{", "[")):
@@ -632,7 +645,7 @@ def parse_arguments(words: tuple[str, ...], tool: Any) -> dict[str, Any]:
             raise SeatError(f"ARGUMENTS: must be a JSON object {{...}}, got a {type(value).__name__}; {ARGS_HELP} "
                             f"(nothing was sent)")
         return value
-    props = (tool.inputSchema or {}).get("properties") or {}
+    props = (input_schema(tool) or {}).get("properties") or {}
     out: dict[str, Any] = {}
     for word in words:
         key, sep, raw = word.partition("=")
