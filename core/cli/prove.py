@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -17,7 +18,7 @@ from ..hookspecs import hookimpl
 
 COLUMNS = [("solvable", "solvable"), ("idle fails", "idle\nfails"), ("random fails", "random\nfails"),
            ("knowable", "know-\nable"), ("collaborative", "collab-\norative"), ("every agent needed", "all\nneeded"),
-           ("honest verifier", "honest\nverifier")]
+           ("honest verifier", "honest\nverifier"), ("calibrated budget", "budget\ncalib.")]
 
 
 def _mark(ok: bool, warning: bool = False) -> str:
@@ -47,14 +48,22 @@ def _mark(ok: bool, warning: bool = False) -> str:
                    "n/a with the reason.")
 @click.option("--variant", "variant_names", multiple=True, metavar="NAME",
               help="Prove only these variants (repeatable; implies --variants).")
+@click.option("--strict-budget", is_flag=True,
+              help="Fail a task whose budget is not 1.25x-1.6x its fastest known solution and 25-55 rounds "
+                   "(without it: a warning).")
+@click.option("--pilots", "pilots_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Pilot records whose successful runs count as known solutions (default: pilots/ of the "
+                   "checkout, when there is one).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every finding's detail.")
 def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_seeds: int,
               allow_random: tuple[str, ...], oracle_seeds: int, necessity: bool, jobs: int | None,
-              with_variants: bool, variant_names: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+              with_variants: bool, variant_names: tuple[str, ...], strict_budget: bool, pilots_dir: Path | None,
+              as_json: bool, verbose: bool) -> None:
     """Prove tasks: solvable by the reference solution, failed by idle and random teams, collaborative, every
     agent needed, knowable by its agents (and needing chat exactly when marked needs_communication), and
-    verified honestly. Exit 1 if any task fails a proof."""
+    verified honestly, and whether its budget fits its fastest known solution (the reference plan compressed,
+    or a faster pilot). Exit 1 if any task fails a proof."""
     from ..runs.prove import default_jobs, prove_tasks, suite_summary
     from ..tasks.task import SUITES, TaskError, find_task, load_suite
 
@@ -69,8 +78,10 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
     if not tasks:
         raise click.ClickException(f"the {suite!r} suite has no tasks: nothing to prove (tasks/{suite}/ is empty)")
     t0 = time.perf_counter()
+    pilots = _pilot_solutions(tasks, pilots_dir)
     proofs = prove_tasks(tasks, random_seeds=range(random_seeds), allow_random=allow_random, necessity=necessity,
-                         oracle_seeds=oracle_seeds, jobs=jobs or default_jobs())
+                         oracle_seeds=oracle_seeds, jobs=jobs or default_jobs(), strict_budget=strict_budget,
+                         pilots=pilots)
     variant_proofs = None
     if with_variants or variant_names:
         from .variant_table import variant_cells
@@ -94,6 +105,21 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
         sys.exit(1)
 
 
+def _pilot_solutions(tasks: list, folder: Path | None) -> dict[str, tuple[int, str]]:
+    """task id -> (rounds, folder name) of its fastest successful pilot on the task's current version."""
+    from ..runs.pilots import default_pilots_dir, fastest_pilot, load_pilots, task_digest
+
+    if folder is not None and not folder.is_dir():
+        raise click.BadParameter(f"{folder} is not a folder of pilot records", param_hint="--pilots")
+    pilots, _problems = load_pilots(folder or default_pilots_dir(), {t.id: task_digest(t.raw) for t in tasks})
+    out = {}
+    for t in tasks:
+        best = fastest_pilot(pilots, t.id)
+        if best is not None:
+            out[t.id] = (best.record.rounds, best.folder.name)
+    return out
+
+
 def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracle_s: float):
     """Print the proof table, each failure or warning, and the suite's shape; returns the console."""
     from rich.table import Table
@@ -103,7 +129,7 @@ def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracl
     con = make_console()
     table = Table(title=f"task proofs ({len(proofs)})")
     table.add_column("task", no_wrap=True)
-    numeric = ("agents", "budget", "ref\nrounds", "ratio", "hand-\noffs", "steps")
+    numeric = ("agents", "budget", "ref\nrounds", "fast-\nest", "ratio", "hand-\noffs", "steps")
     for h in ("category", *numeric, "talk", *(h for _, h in COLUMNS)):
         table.add_column(h, justify="right" if h in numeric else "left")
     for p in proofs:
@@ -111,16 +137,24 @@ def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracl
         for name, _ in COLUMNS:
             f = p.finding(name)
             cells.append("-" if f is None else _mark(f.ok, f.warning))
-        ratio = p.budget_ratio
+        ratio = p.fastest_ratio
         table.add_row(p.task_id, p.category or "-", str(p.agents), str(p.budget),
-                      "-" if p.ref_rounds is None else str(p.ref_rounds), "-" if ratio is None else f"{ratio:.1f}",
+                      "-" if p.ref_rounds is None else str(p.ref_rounds),
+                      "-" if p.fastest_rounds is None else str(p.fastest_rounds), "-" if ratio is None else f"{ratio:.2f}",
                       str(p.handoffs), f"{p.plan_steps}/{p.max_action_steps}", "yes" if p.needs_communication else "",
                       *cells)
     con.print(table)
+    quiet = 0
     for p in proofs:
         for f in p.findings:
+            if f.name == "calibrated budget" and f.ok and f.warning and not verbose:
+                quiet += 1  # today's suite is far outside: one line for them all (-v lists each)
+                continue
             if not f.ok or f.warning or verbose:
                 con.print(f"{p.task_id} {f.name}: {_mark(f.ok, f.warning)} {f.detail}", highlight=False, soft_wrap=True)
+    if quiet:
+        con.print(f"[yellow]{quiet} task(s) with a budget outside 1.25x-1.6x of the fastest known solution or "
+                  f"25-55 rounds[/yellow] (-v lists each; --strict-budget fails them)", highlight=False)
     con.print(_summary_table(summary))
     con.print(f"{summary['proven']}/{summary['tasks']} tasks proven in {wall:.1f} s (oracle episodes {oracle_s:.1f} s)")
     return con
@@ -143,6 +177,9 @@ def _summary_table(s: dict):
     t.add_row("budget (min / median / mean / max)", spread(s["budget"]))
     t.add_row("reference rounds", spread(s["ref_rounds"]))
     t.add_row("budget / reference rounds", spread(s["budget_ratio"], "{:.2f}"))
+    t.add_row("fastest known solution (rounds)", spread(s["fastest_rounds"]))
+    t.add_row("budget / fastest known", spread(s["fastest_ratio"], "{:.2f}"))
+    t.add_row("budgets outside 1.25x-1.6x or 25-55", str(s["budget_outside"]))
     t.add_row("hand-offs (items + facts)", spread(s["handoffs"]))
     t.add_row("needs communication", str(s["needs_communication"]))
     return t

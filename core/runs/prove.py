@@ -21,6 +21,9 @@
 - **honest verifier**: every checkpoint is achieved in the oracle run, and each one can fail: it is not
   achieved at the end of the idle run, or it is a guard (a constraint that can fail the task, never
   progress).
+- **calibrated budget**: the round budget is 1.25x to 1.6x the fastest known solution (the reference plan
+  compressed, :mod:`.fastest`, or a faster successful pilot of the same task version, :mod:`.pilots`) and
+  25 to 55 rounds (issue 28). Outside that it is a warning, or a failure with ``strict_budget``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from ..tasks.task import Task, WorldIndex, world_index
 from ..tasks.plans import action_steps
 
 FINDINGS = ("solvable", "idle fails", "random fails", "knowable", "collaborative", "every agent needed",
-            "honest verifier")  # in the order prove_task appends them
+            "honest verifier", "calibrated budget")  # in the order prove_task appends them
+BUDGET_RATIO = (1.25, 1.6)  # budget / fastest known solution (issue 28, item 1)
+BUDGET_ROUNDS = (25, 55)
 DEFAULT_RANDOM_SEEDS = 5
 
 
@@ -67,6 +72,9 @@ class TaskProof:
     findings: list[Finding] = field(default_factory=list)
     oracle_s: float = 0.0
     total_s: float = 0.0
+    fastest_rounds: int | None = None  # the fastest known solution's rounds (compressed plan or pilot)
+    fastest_source: str = ""  # "compressed plan", "reference plan" or "pilot <folder>"
+    compressed_rounds: int | None = None  # the compressed reference plan's rounds (None: none passed)
 
     @property
     def ok(self) -> bool:
@@ -84,6 +92,11 @@ class TaskProof:
     def budget_ratio(self) -> float | None:
         return None if not self.ref_rounds else self.budget / self.ref_rounds
 
+    @property
+    def fastest_ratio(self) -> float | None:
+        """The budget over the fastest known solution's rounds (the calibration's ratio)."""
+        return None if not self.fastest_rounds else self.budget / self.fastest_rounds
+
     def finding(self, name: str) -> Finding | None:
         return next((f for f in self.findings if f.name == name), None)
 
@@ -93,7 +106,10 @@ class TaskProof:
                 "max_action_steps": self.max_action_steps, "ref_rounds": self.ref_rounds, "slack": self.slack,
                 "budget_ratio": None if ratio is None else round(ratio, 2), "plan_steps": self.plan_steps,
                 "needs_communication": self.needs_communication, "handoffs": self.handoffs,
-                "item_handoffs": self.item_handoffs, "fact_handoffs": self.fact_handoffs, "ok": self.ok,
+                "item_handoffs": self.item_handoffs, "fact_handoffs": self.fact_handoffs,
+                "fastest_rounds": self.fastest_rounds, "fastest_source": self.fastest_source,
+                "compressed_rounds": self.compressed_rounds,
+                "fastest_ratio": None if self.fastest_ratio is None else round(self.fastest_ratio, 2), "ok": self.ok,
                 "oracle_s": round(self.oracle_s, 3), "total_s": round(self.total_s, 3),
                 "findings": [{"name": f.name, "ok": f.ok, "detail": f.detail, "warning": f.warning}
                              for f in self.findings]}
@@ -144,14 +160,7 @@ class RecordingTeam(Team):
             raise PlanBroken(f"not solved by round {self.until}, where the plan ends")
         decision = self.policy.decide(turn)
         if self.record_seen:
-            obs = turn.observation
-            seen = TurnSeen(
-                agent_id=turn.agent_id, round=turn.round, system_prompt=turn.system_prompt,
-                observation_text=obs.model_copy(update={"chat": []}).render_text(),
-                chat=[f"{m.sender}: {m.text}" for m in obs.chat],
-                held={i.key: i.count for i in obs.inventory},
-                tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {},
-                moved=self._mob_places(turn))
+            seen = self.turn_seen(turn, decision)
             self.seen.append(seen)
             if self.minds is not None and turn.agent_id != self.skip and self.minds.turn(seen):
                 raise PlanBroken(f"{turn.agent_id} round {turn.round}: an argument it cannot know")
@@ -163,6 +172,17 @@ class RecordingTeam(Team):
         if self.minds is not None and not result.ok and tool != "complete" and turn.agent_id != self.skip:
             raise PlanBroken(f"{turn.agent_id} round {turn.round}: {tool} refused ({result.error})")
         return TurnOutcome(thinking=tool)
+
+    def turn_seen(self, turn: Turn, decision: Any) -> TurnSeen:
+        """What the turn shows its agent, and the call ``decision`` (tool, args) it makes (None: no call)."""
+        obs = turn.observation
+        return TurnSeen(
+            agent_id=turn.agent_id, round=turn.round, system_prompt=turn.system_prompt,
+            observation_text=obs.model_copy(update={"chat": []}).render_text(),
+            chat=[f"{m.sender}: {m.text}" for m in obs.chat],
+            held={i.key: i.count for i in obs.inventory},
+            tool=decision[0] if decision else None, args=dict(decision[1]) if decision else {},
+            moved=self._mob_places(turn))
 
     def _mob_places(self, turn: Turn) -> dict[str, tuple[int, int]] | None:
         """Where each mob the agent has read of stands now (None: a world that does not say)."""
@@ -577,8 +597,11 @@ def _gap_text(gaps: list[Gap], n: int = 2) -> str:
 
 
 def prove_task(task: Task, *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM_SEEDS), allow_random: bool = False,
-               necessity: bool = True, oracle_seeds: int = 1) -> TaskProof:
-    """Every proof of one task, each a :class:`Finding` (see the module docstring)."""
+               necessity: bool = True, oracle_seeds: int = 1, strict_budget: bool = False,
+               pilot: tuple[int, str] | None = None) -> TaskProof:
+    """Every proof of one task, each a :class:`Finding` (see the module docstring). ``pilot``: (rounds,
+    folder) of the task's fastest successful pilot on this version, if any; ``strict_budget``: a budget
+    outside the calibration range fails the proof rather than warning."""
     seeds = list(random_seeds)
     if not seeds:
         raise ValueError("prove_task needs at least one random seed (a proof that a random team fails needs a "
@@ -599,6 +622,7 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM
     if necessity:
         _prove_every_agent_needed(task, proof, oracle)
     _prove_honest_verifier(task, proof, oracle, idle)
+    _prove_calibrated_budget(task, proof, team, pilot, strict_budget)
     proof.total_s = time.perf_counter() - t_start
     return proof
 
@@ -731,6 +755,38 @@ def _prove_honest_verifier(task: Task, proof: TaskProof, oracle: Any, idle: Any)
     proof.findings.append(Finding("honest verifier", not problems, detail))
 
 
+def _prove_calibrated_budget(task: Task, proof: TaskProof, team: RecordingTeam, pilot: tuple[int, str] | None,
+                             strict: bool) -> None:
+    """The budget against the fastest known solution: 1.25x..1.6x of it and 25..55 rounds."""
+    from .fastest import fastest_known
+
+    if proof.ref_rounds is None:
+        proof.findings.append(Finding("calibrated budget", not strict, "not measured: the oracle fails",
+                                      warning=not strict))
+        return
+    found = fastest_known(task, reference_rounds=proof.ref_rounds, world_events=team.world_events)
+    proof.compressed_rounds = found.rounds
+    best = found.best if found.best is not None else proof.ref_rounds
+    source = "compressed plan" if found.rounds is not None and found.rounds == best else "reference plan"
+    if pilot is not None and pilot[0] < best:
+        best, source = pilot[0], f"pilot {pilot[1]}"
+    proof.fastest_rounds, proof.fastest_source = best, source
+    ratio = task.rounds / best
+    lo, hi = BUDGET_RATIO
+    problems = []
+    if not lo <= ratio <= hi:
+        problems.append(f"budget {task.rounds} is {ratio:.2f}x the fastest known solution ({best} rounds, "
+                        f"{source}); {lo}x..{hi}x is {round(lo * best)}..{int(hi * best)} rounds")
+    if not BUDGET_ROUNDS[0] <= task.rounds <= BUDGET_ROUNDS[1]:
+        problems.append(f"budget {task.rounds} is outside {BUDGET_ROUNDS[0]}..{BUDGET_ROUNDS[1]} rounds")
+    detail = "; ".join(problems) or (f"budget {task.rounds} is {ratio:.2f}x the fastest known solution ({best} "
+                                     f"rounds, {source})")
+    if found.rounds is not None and found.rounds < proof.ref_rounds:
+        detail += f"; the reference plan's {proof.ref_rounds} rounds compress to {found.rounds} ({found.how})"
+    proof.findings.append(Finding("calibrated budget", not (problems and strict), detail,
+                                  warning=bool(problems) and not strict))
+
+
 def _prove_one(args: tuple[Task, dict[str, Any]]) -> TaskProof:
     task, kwargs = args
     return prove_task(task, **kwargs)
@@ -738,12 +794,16 @@ def _prove_one(args: tuple[Task, dict[str, Any]]) -> TaskProof:
 
 def prove_tasks(tasks: Iterable[Task], *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM_SEEDS),
                 allow_random: Iterable[str] = (), necessity: bool = True, oracle_seeds: int = 1,
-                progress: Any = None, jobs: int = 1) -> list[TaskProof]:
-    """Prove each task (in ``jobs`` worker processes when more than one), in the order given."""
+                progress: Any = None, jobs: int = 1, strict_budget: bool = False,
+                pilots: dict[str, tuple[int, str]] | None = None) -> list[TaskProof]:
+    """Prove each task (in ``jobs`` worker processes when more than one), in the order given. ``pilots``:
+    task id -> (rounds, folder) of its fastest successful pilot on the task's current version."""
     allowed = set(allow_random)
     seeds = tuple(random_seeds)
+    pilots = pilots or {}
     work = [(t, {"random_seeds": seeds, "allow_random": t.id in allowed, "necessity": necessity,
-                 "oracle_seeds": oracle_seeds}) for t in tasks]
+                 "oracle_seeds": oracle_seeds, "strict_budget": strict_budget, "pilot": pilots.get(t.id)})
+            for t in tasks]
     if jobs <= 1 or len(work) <= 1:
         out = []
         for item in work:
@@ -793,6 +853,10 @@ def suite_summary(proofs: list[TaskProof]) -> dict[str, Any]:
         "budget": spread([p.budget for p in proofs]),
         "ref_rounds": spread([p.ref_rounds for p in proofs if p.ref_rounds is not None]),
         "budget_ratio": spread([round(p.budget_ratio, 2) for p in proofs if p.budget_ratio is not None]),
+        "fastest_rounds": spread([p.fastest_rounds for p in proofs if p.fastest_rounds is not None]),
+        "fastest_ratio": spread([round(p.fastest_ratio, 2) for p in proofs if p.fastest_ratio is not None]),
+        "budget_outside": sum(1 for p in proofs if (f := p.finding("calibrated budget")) is not None
+                              and (f.warning or not f.ok)),
         "handoffs": spread([p.handoffs for p in proofs]),
         "needs_communication": sum(p.needs_communication for p in proofs),
     }

@@ -1,0 +1,111 @@
+"""The fastest known solution (core/runs/fastest.py) and the calibrated-budget proof: the reference plan
+compressed (sleeps that wait for nothing dropped, every step as early as its inputs and facts allow, replayed
+to check it), deterministic and cached; a faster pilot counts; the budget is judged against it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentworld.core.runs import fastest as F
+from agentworld.core.runs.knowledge import knowledge_gaps
+from agentworld.core.runs.prove import play, prove_task, stale_facts
+from agentworld.core.tasks.task import find_task, load_task
+
+SLEEP = {"tool": "sleep", "args": {"seconds": 1}}
+
+
+def _task_from(tmp_path: Path, task_id: str, edit) -> object:
+    raw = yaml.safe_load(Path(find_task(task_id).path).read_text(encoding="utf-8"))
+    raw = copy.deepcopy(raw)
+    edit(raw)
+    raw["id"] = f"{task_id}_edited"
+    path = tmp_path / f"{raw['id']}.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return load_task(path)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTWORLD_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_the_staff_plan_compresses_to_what_a_pilot_team_needed():
+    # task_01's plan spans 10 rounds; the pilot team of pilots/ solved it in 6, and so does the compressed plan
+    task = find_task("task_01_staff")
+    found = F.compress(task)
+    assert (found.reference_rounds, found.rounds, found.best) == (10, 6, 6)
+    result, team = F.replay_plan(task, found.plan)
+    assert result.success and result.rounds == 6 and team.illegal_calls("x") is None
+    assert knowledge_gaps(team.seen) == []
+    again = F.compress(task)
+    assert again.plan == found.plan and again.rounds == found.rounds  # deterministic
+
+
+def test_sleeps_that_wait_for_nothing_are_dropped(tmp_path):
+    def stall(raw):  # the whole team dawdles three turns before it starts
+        for agent in raw["reference_solution"]:
+            raw["reference_solution"][agent][:0] = [SLEEP] * 3
+
+    task = _task_from(tmp_path, "task_01_staff", stall)
+    found = F.compress(task)
+    assert found.reference_rounds == 13 and found.rounds == 6
+
+
+def test_a_fact_is_used_only_after_it_is_told():
+    # task_90: only the steward knows which nodes and how much; the compressed plan still waits for its chat
+    task = find_task("task_90_hearthmoor_stores")
+    found = F.compress(task)
+    assert found.rounds is not None and found.rounds < found.reference_rounds
+    result, team = F.replay_plan(task, found.plan)
+    ref, ref_team = play(task, "oracle", record_seen=True)
+    assert result.success and knowledge_gaps(team.seen, stale=stale_facts(task, ref_team.world_events)) == []
+    chat_round = next(r for r, (tool, _) in enumerate(found.plan["agent_1"], 1) if tool == "chat")
+    harvests = [r for a in ("agent_2", "agent_3") for r, (tool, _) in enumerate(found.plan[a], 1)
+                if tool == "harvest_resource"]
+    assert min(harvests) >= chat_round
+
+
+def test_receivers_wait_for_their_hand_overs():
+    # task_57: the courier must not set out for the buyer before the cook has handed it the order
+    task = find_task("task_57_hearthmoor_trout_supper")
+    found = F.compress(task)
+    assert found.rounds is not None and found.rounds < found.reference_rounds
+    assert "hand-overs" in found.how
+
+
+def test_the_result_is_cached(monkeypatch):
+    task = find_task("task_01_staff")
+    first = F.fastest_known(task)
+    monkeypatch.setattr(F, "compress", lambda *a, **k: pytest.fail("computed again despite the cache"))
+    again = F.fastest_known(task)
+    assert (again.rounds, again.plan, again.how) == (first.rounds, first.plan, first.how)
+
+
+def test_the_budget_proof_warns_fails_when_strict_and_passes_in_range(tmp_path):
+    staff = find_task("task_01_staff")  # budget 25 over a fastest known 6: 4.17x
+    proof = prove_task(staff, random_seeds=(0,), necessity=False)
+    f = proof.finding("calibrated budget")
+    assert f.ok and f.warning and "4.17x" in f.detail and "compress to 6" in f.detail
+    assert (proof.fastest_rounds, proof.fastest_source, proof.compressed_rounds) == (6, "compressed plan", 6)
+    strict = prove_task(staff, random_seeds=(0,), necessity=False, strict_budget=True)
+    assert not strict.finding("calibrated budget").ok and not strict.ok
+    # a pilot that won faster than the compressed plan is the fastest known solution
+    piloted = prove_task(staff, random_seeds=(0,), necessity=False, pilot=(5, "2026-12-02_task_01_staff_x"))
+    assert (piloted.fastest_rounds, piloted.fastest_source) == (5, "pilot 2026-12-02_task_01_staff_x")
+
+    wolves = find_task("task_44_oakridge_wolves")
+    fastest = F.fastest_known(wolves).best
+    budget = max(25, round(1.4 * fastest))
+    assert 1.25 <= budget / fastest <= 1.6, fastest  # (the test needs a task whose fastest fits the range)
+
+    def calibrate(raw):
+        raw["rounds"] = raw["max_action_steps"] = budget
+
+    fitted = _task_from(tmp_path, "task_44_oakridge_wolves", calibrate)
+    proof = prove_task(fitted, random_seeds=(0,), necessity=False, strict_budget=True)
+    f = proof.finding("calibrated budget")
+    assert f.ok and not f.warning, f.detail
