@@ -1,4 +1,5 @@
-"""``agentworld tasks prove``: the proof table for shipped tasks (registered as a plugin).
+"""``agentworld tasks prove``: the proof table for shipped tasks (registered as a plugin; it also attaches
+``tasks calibration`` and ``tasks record-pilot`` from core/cli/calibration.py).
 
 Attaches a ``prove`` subcommand to the ``tasks`` group that ``core/cli/tasks.py`` registers. After the
 per-task table it prints the suite's shape: tasks by category and team size, reference rounds, budget
@@ -191,3 +192,7 @@ def register_commands(cli):
     if tasks is None:  # the tasks group registers in its own plugin; without it there is nothing to attach to
         raise RuntimeError("agentworld.core.cli.prove needs the `tasks` command group (agentworld.core.cli.tasks)")
     tasks.add_command(prove_cmd)
+    from .calibration import calibration_cmd, record_pilot_cmd
+
+    tasks.add_command(calibration_cmd)
+    tasks.add_command(record_pilot_cmd)

@@ -83,7 +83,7 @@ class EagerTeam(Team):
         self._recorder: Any = None
 
     def _seen(self, turn: Turn, tool: str, args: dict[str, Any]) -> Any:
-        from .prove import RecordingTeam
+        from .replays import RecordingTeam
 
         if self._recorder is None:
             self._recorder = RecordingTeam(None, world=self.world)
@@ -208,7 +208,7 @@ def replay_plan(task: Task, plan: dict[str, list[Step]], seed: int = 0) -> tuple
 
     from ..play.policies import OraclePolicy
     from ..play.view import ReferencePlan
-    from .prove import play_policy
+    from .replays import play_policy
 
     ref = ReferencePlan(task_id=task.id, steps=MappingProxyType(
         {a: tuple((t, MappingProxyType(dict(args))) for t, args in s) for a, s in plan.items()}))
@@ -229,7 +229,7 @@ def compress(task: Task, *, seed: int = 0, reference_rounds: int | None = None,
              world_events: list[dict[str, Any]] | None = None) -> Fastest:
     """The reference plan compressed (module docstring). ``reference_rounds`` and ``world_events`` come from
     the reference oracle run when the caller has it (the proof); otherwise it is played here."""
-    from .prove import play, stale_facts
+    from .replays import play, stale_facts
 
     episodes = 0
     if reference_rounds is None or world_events is None:

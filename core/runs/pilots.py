@@ -48,6 +48,7 @@ class PilotRecord(BaseModel):
     failure_class: FailureClass | None = None  # the paper's classes; null for a success
     cause: str = ""  # one line: why it failed (or how it won)
     player_reports: list[str] = Field(default_factory=list)  # what each player found confusing
+    replay_note: str | None = None  # how the episode replays on later commits, when that needs saying
     task_digest: str | None = None  # task_digest() of the task it ran on (older records: from task.json)
     date: str | None = None  # YYYY-MM-DD
 
