@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..world.factories import empty_list
+
 PILOT_FILE = "pilot.json"
 FailureClass = Literal["system", "task", "agent"]
 FAILURE_CLASSES: tuple[str, ...] = ("system", "task", "agent")
@@ -47,7 +49,7 @@ class PilotRecord(BaseModel):
     budget: int = Field(ge=1)  # the task's round budget
     failure_class: FailureClass | None = None  # the paper's classes; null for a success
     cause: str = ""  # one line: why it failed (or how it won)
-    player_reports: list[str] = Field(default_factory=list)  # what each player found confusing
+    player_reports: list[str] = Field(default_factory=empty_list)  # what each player found confusing
     replay_note: str | None = None  # how the episode replays on later commits, when that needs saying
     task_digest: str | None = None  # task_digest() of the task it ran on (older records: from task.json)
     date: str | None = None  # YYYY-MM-DD
