@@ -121,9 +121,8 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
             "from agentworld.core.world.tools import TOOLS\n"
             "built = sorted({t.args.__name__ for t in TOOLS.values() if t.args.__pydantic_complete__})\n"
             "called_args = {name: t.args.__name__ for name, t in TOOLS.items()}\n"
-            "from agentworld.core.world import observation as obs\n"
             "built += [c.__name__ for c in (task.Task, task.AgentDef, task.YamlStack, task.Objectives, task.VerifierSpec,\n"
-            "                               task.Step, obs.Observation, obs.Entity, obs.InvItem) if c.__pydantic_complete__]\n"
+            "                               task.Step) if c.__pydantic_complete__]\n"
             "print(json.dumps({'modules': modules, 'built': built, 'args': called_args}))\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "warm")], capture_output=True, timeout=300, check=True)
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
@@ -135,12 +134,12 @@ def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
     assert "agentworld.core.tasks.task_file" not in got["modules"]
     # nor the model spec's (core/play/models.py): a scripted team makes none; its factory comes from teams.py
     assert "agentworld.core.play.models" not in got["modules"] and "agentworld.core.play.teams" in got["modules"]
-    # model classes built on first use: the argument models of the tools the team called and the observation's
-    # (the engine builds its rows when it first makes one);
-    # not the task's (it is unpickled from the task cache)
+    # model classes built on first use: the argument models of the tools the team called; not the task's (it is
+    # unpickled from the task cache). The observation and its rows are records (core/world/record.py): no class
+    # of theirs to build, their TypeAdapter is made when the first observation is written
     (trajectory,) = (tmp_path / "run").glob("episodes/*/trajectory.jsonl")
     called = {json.loads(line).get("tool") for line in trajectory.read_text(encoding="utf-8").splitlines()}
-    used = {got["args"][tool] for tool in called if tool in got["args"]} | {"Observation", "Entity", "InvItem"}
+    used = {got["args"][tool] for tool in called if tool in got["args"]}
     assert got["built"] and set(got["built"]) <= used, f"built {got['built']}, the calls' models {sorted(used)}"
 
 

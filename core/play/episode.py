@@ -340,7 +340,7 @@ def agent_status(world: World, agent_id: str, st: "PlayerState | None" = None,
     """The turn event's picture of an agent (from ``st`` when the caller already has the agent's state;
     ``inventory``: its inventory rows, when the caller has them from a status of the same inventory)."""
     st = st if st is not None else world.player_state(agent_id)
-    return AgentStatus.model_validate({
+    return AgentStatus(**{
         "hp": st.hp, "max_hp": st.max_hp, "x": st.x, "y": st.y, "level": st.combat_level, "alive": st.alive,
         "inventory": inventory if inventory is not None else [{"key": s.item, "name": s.name, "count": s.count}
                                                               for s in st.inventory],

@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..world.record import to_json
+
 _FILE_DIGESTS: dict[str, tuple[int, int, str]] = {}  # path -> (size, mtime_ns, sha256)
 
 
@@ -94,4 +96,4 @@ def harness_version() -> str:
 def observation_sha256(obs: Any) -> str:
     """The digest of an observation as data (every field, in the model's order): the text and JSON an agent
     reads are both rendered from exactly this."""
-    return hashlib.sha256(obs.__pydantic_serializer__.to_json(obs)).hexdigest()
+    return hashlib.sha256(to_json(obs)).hexdigest()

@@ -13,11 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from ..tasks.verify import Checkpoint
 from ..world.effects import Effects, ErrorKind
 from ..world.factories import empty_list
+from ..world.record import Record, record
 
 EndReason = Literal["verifier_passed", "round_budget", "no_active_agents", "budget_stop", "aborted", "error"]
 
 
-class AgentStatus(BaseModel):
+@record
+class AgentStatus(Record):
     """A compact picture of one agent after its action (what the paper's `status` and inventory carried)."""
 
     hp: int
@@ -69,13 +71,17 @@ class StartEvent(BaseModel):
     fork: ForkOrigin | None = None  # set in a fork's record: its parent and the round it took over
 
 
-class RefusedCall(BaseModel):
+@record(schema_doc=False)
+class RefusedCall(Record):
+    """A call the turn gate refused, and why."""
+
     tool: str
     arguments: dict[str, Any] | None = None
     reason: str
 
 
-class RawCall(BaseModel):
+@record
+class RawCall(Record):
     """A tool call as it was emitted: arguments decoded when they were JSON, else the text as sent (sanitised)."""
 
     name: str

@@ -7,12 +7,14 @@ registered through the ``register_worlds`` hook. One method per tool: the tool d
 """
 
 from abc import ABC, abstractmethod
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from .effects import Effects, ToolResult
 from .factories import empty_list
+from .record import Record, record
 
 if TYPE_CHECKING:  # pragma: no cover
     from .observation import Observation
@@ -42,9 +44,10 @@ class PlayerSpec(BaseModel):
     equipment: list[StackSpec] = Field(default_factory=empty_list)
 
 
-class InventorySlot(BaseModel):
-    # frozen: the engine hands the same slot rows to every state that shows them 
-    model_config = ConfigDict(frozen=True)
+# frozen: the engine hands the same slot rows to every state that shows them (a record: core/world/record.py)
+@record(frozen=True, schema_doc=False)
+class InventorySlot(Record):
+    """One filled inventory slot of a player state."""
 
     index: int
     item: str
@@ -52,12 +55,11 @@ class InventorySlot(BaseModel):
     count: int
 
 
-class PlayerState(BaseModel):
+# frozen: the embedded world hands out the same state while nothing it shows changes (player_state), to the
+# turn, the verifier's checks and the final state alike: one reader's edit must not reach the others
+@record(frozen=True)
+class PlayerState(Record):
     """One agent's full state: read by verifiers, exporters and the final state file (never by teammates)."""
-
-    # frozen: the embedded world hands out the same state while nothing it shows changes (player_state), to
-    # the turn, the verifier's checks and the final state alike: one reader's edit must not reach the others
-    model_config = ConfigDict(frozen=True)
 
     agent_id: str
     username: str
@@ -71,9 +73,9 @@ class PlayerState(BaseModel):
     xp: dict[str, int]
     inventory: list[InventorySlot]
     equipment: dict[str, str]  # slot -> item key
-    equipment_counts: dict[str, int] = Field(default_factory=dict)  # slot -> how many (an ammo stack; 1 for a piece)
-    kills: dict[str, int] = Field(default_factory=dict)  # mob type -> kills (from engine effects)
-    crafted: dict[str, int] = Field(default_factory=dict)  # item key -> count crafted by this agent
+    equipment_counts: dict[str, int] = field(default_factory=dict)  # slot -> how many (an ammo stack; 1 for a piece)
+    kills: dict[str, int] = field(default_factory=dict)  # mob type -> kills (from engine effects)
+    crafted: dict[str, int] = field(default_factory=dict)  # item key -> count crafted by this agent
     combat_level: int = 1
 
     def count(self, item: str) -> int:

@@ -7,11 +7,11 @@ followed (``harvest:oak_tree#12`` produced the logs that ``transfer:agent_2`` mo
 consumed).
 """
 
+from dataclasses import field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
 from .factories import empty_list
+from .record import Record, record
 
 ErrorKind = Literal[
     "bad_args",  # arguments failed validation (type, range, unknown enum value)
@@ -36,7 +36,8 @@ ErrorKind = Literal[
 ]
 
 
-class ItemDelta(BaseModel):
+@record
+class ItemDelta(Record):
     """Items entering (``gained``) or leaving (``lost``) one agent's inventory."""
 
     agent: str  # agent id (the task's YAML key, e.g. "agent_1")
@@ -45,21 +46,30 @@ class ItemDelta(BaseModel):
     source: str = ""  # e.g. "harvest:oak_tree#12", "loot:goblin#3", "craft:stick", "transfer:agent_2", "eat", "death"
 
 
-class Transfer(BaseModel):
+@record(schema_doc=False)
+class Transfer(Record):
+    """Items one agent handed to another (transfer_items)."""
+
     from_agent: str
     to_agent: str
     item: str
     count: int
 
 
-class Crafted(BaseModel):
+@record(schema_doc=False)
+class Crafted(Record):
+    """What one craft_item call made: the recipe, its skill, and the item and count produced."""
+
     recipe: str
     skill: str
     item: str
     count: int
 
 
-class Kill(BaseModel):
+@record(schema_doc=False)
+class Kill(Record):
+    """A mob killed by an agent."""
+
     mob: str  # mob type key
     instance: str  # mob instance id
     level: int
@@ -67,14 +77,20 @@ class Kill(BaseModel):
     name: str = ""  # the mob's display name when the world says it (a game server's), else from the data pack
 
 
-class Harvest(BaseModel):
+@record(schema_doc=False)
+class Harvest(Record):
+    """A resource node harvested, and the items it gave."""
+
     node: str  # node type key
     instance: str
     skill: str
-    items: dict[str, int] = Field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict)
 
 
-class Move(BaseModel):
+@record(schema_doc=False)
+class Move(Record):
+    """A walk: where it started and ended, and whether it reached the destination."""
+
     start: tuple[int, int]
     end: tuple[int, int]
     path_length: int
@@ -82,41 +98,51 @@ class Move(BaseModel):
     engaged_by: str | None = None  # the aggressive mob whose range the walk entered, which stopped it there
 
 
-class ChatDelivery(BaseModel):
+@record(schema_doc=False)
+class ChatDelivery(Record):
+    """A chat message and the agents it reached."""
+
     scope: Literal["global", "local", "team"]
     recipients: list[str]  # agent ids that received it
     message: str
 
 
-class Equip(BaseModel):
+@record(schema_doc=False)
+class Equip(Record):
+    """An item equipped, and the one it replaced in that slot."""
+
     item: str
     slot: str
     unequipped: str | None = None
 
 
-class HpChange(BaseModel):
+@record(schema_doc=False)
+class HpChange(Record):
+    """A change of an agent's HP, and its cause."""
+
     agent: str
     before: int
     after: int
     cause: str = ""  # "combat:goblin#3", "eat:cooked_trout", "regen", "aggro:wolf#7"
 
 
-class Effects(BaseModel):
+@record
+class Effects(Record):
     """Structured consequences of one action (or of one world tick)."""
 
-    gained: list[ItemDelta] = Field(default_factory=empty_list)
-    lost: list[ItemDelta] = Field(default_factory=empty_list)
-    transfers: list[Transfer] = Field(default_factory=empty_list)
-    crafted: list[Crafted] = Field(default_factory=empty_list)
-    kills: list[Kill] = Field(default_factory=empty_list)
-    harvests: list[Harvest] = Field(default_factory=empty_list)
+    gained: list[ItemDelta] = field(default_factory=empty_list)
+    lost: list[ItemDelta] = field(default_factory=empty_list)
+    transfers: list[Transfer] = field(default_factory=empty_list)
+    crafted: list[Crafted] = field(default_factory=empty_list)
+    kills: list[Kill] = field(default_factory=empty_list)
+    harvests: list[Harvest] = field(default_factory=empty_list)
     move: Move | None = None
     chat: ChatDelivery | None = None
     equipped: Equip | None = None
-    hp: list[HpChange] = Field(default_factory=empty_list)
-    xp: dict[str, int] = Field(default_factory=dict)  # skill -> xp gained by the acting agent
-    level_ups: dict[str, int] = Field(default_factory=dict)  # skill -> new level
-    deaths: list[str] = Field(default_factory=empty_list)  # agent ids that died
+    hp: list[HpChange] = field(default_factory=empty_list)
+    xp: dict[str, int] = field(default_factory=dict)  # skill -> xp gained by the acting agent
+    level_ups: dict[str, int] = field(default_factory=dict)  # skill -> new level
+    deaths: list[str] = field(default_factory=empty_list)  # agent ids that died
     portal: str | None = None  # portal key used
     completed: bool = False  # the acting agent declared its part done
     target: str | None = None  # instance id or player the action was aimed at
@@ -125,12 +151,13 @@ class Effects(BaseModel):
         return self == Effects()
 
 
-class ToolResult(BaseModel):
+@record
+class ToolResult(Record):
     """The answer to one tool call."""
 
     ok: bool
     text: str  # short, for the model: what happened, or exactly what was wrong and how to fix it
-    effects: Effects = Field(default_factory=Effects)
+    effects: Effects = field(default_factory=Effects)
     error: ErrorKind | None = None
 
     @classmethod
@@ -141,7 +168,7 @@ class ToolResult(BaseModel):
 # -- made by the engine ------------------------------------------------------------------------------------
 def engine_effects(**values: Any) -> Effects:
     """``Effects(**values)``."""
-    return Effects.model_validate(values)
+    return Effects(**values)
 
 
 def engine_result(text: str, effects: Effects | None = None) -> ToolResult:

@@ -714,7 +714,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             levels = dict(p.levels)
             max_hp, combat = self._max_hp(p), stats.combat_level(levels)
         equipment = p.equipment
-        st = PlayerState.model_validate({
+        st = PlayerState(**{
             "agent_id": p.agent_id, "username": p.username, "x": p.x, "y": p.y, "hp": p.hp, "max_hp": max_hp,
             "alive": p.alive, "active": p.active, "skills": levels, "xp": old.xp if same_xp else dict(p.xp),
             "inventory": old.inventory if same_inv else [self._slot(i, k, n) for i, k, n in p.inv.filled()],

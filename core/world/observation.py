@@ -5,27 +5,31 @@ received); the episode fills in the round and budget fields. An agent never sees
 inventory, prompts or reasoning: ``party`` (teammates' HP) is filled only under the party-status variant.
 """
 
+from dataclasses import field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from .factories import empty_list
+from .record import Record, record
 
 EntityKind = Literal["mob", "resource", "player", "ground_item", "portal", "npc", "station", "landmark"]
 
 
-# InvItem, Entity, PartyMember and Observation are built on first validation or dump (defer_build).
+# Records (core/world/record.py): plain dataclasses in the engine, pydantic where one is validated or written.
 # The rows are frozen: the engine hands the same row to every observation that shows it, agent after agent.
-class InvItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+@record(frozen=True, schema_doc=False)
+class InvItem(Record):
+    """One inventory row of an observation."""
+
     index: int  # slot index, as equip_item(index=...) takes it
     key: str
     name: str
     count: int
 
 
-class Entity(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+@record(frozen=True, schema_doc=False)
+class Entity(Record):
+    """One row of the Nearby list: a mob, node, player, ground item, portal, NPC, station or landmark."""
+
     kind: EntityKind
     id: str  # instance id for targetInstance, username for players, key for portals/landmarks
     name: str
@@ -38,26 +42,32 @@ class Entity(BaseModel):
     note: str = ""  # requirements, yield, state ("depleted, back in 3 rounds", "aggressive", "needs axe, lumberjacking 10")
 
 
-class ChatMessage(BaseModel):
-    # frozen: one message object is in every recipient's observation (a team that edited its copy would change
-    # what the others read)
-    model_config = ConfigDict(frozen=True)
+# frozen: one message object is in every recipient's observation (a team that edited its copy would change
+# what the others read)
+@record(frozen=True, schema_doc=False)
+class ChatMessage(Record):
+    """A chat message as its recipients see it."""
+
     round: int
     sender: str  # username
     text: str
     scope: Literal["global", "local", "team"]
 
 
-class PartyMember(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+@record(schema_doc=False)
+class PartyMember(Record):
+    """A teammate's HP, shown under the party-status variant."""
+
     username: str
     hp: int
     max_hp: int
     alive: bool
 
 
-class Observation(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+@record(schema_doc=False)
+class Observation(Record):
+    """One agent's view of the world for one turn (the module's docstring says what it holds)."""
+
     agent_id: str
     username: str
     round: int = 0
@@ -71,18 +81,18 @@ class Observation(BaseModel):
     max_hp: int
     alive: bool = True
     combat_level: int = 1
-    skills: dict[str, int] = Field(default_factory=dict)  # levels; skills at 1 are omitted by the renderer
-    xp_to_next: dict[str, int] = Field(default_factory=dict)  # XP a skill still needs for its next level
-    inventory: list[InvItem] = Field(default_factory=empty_list)
+    skills: dict[str, int] = field(default_factory=dict)  # levels; skills at 1 are omitted by the renderer
+    xp_to_next: dict[str, int] = field(default_factory=dict)  # XP a skill still needs for its next level
+    inventory: list[InvItem] = field(default_factory=empty_list)
     inventory_slots: int = 28
     inventory_used: int | None = None  # slots filled (identical items in several slots show as one row)
     carry_limit: int | None = None  # most item pieces this agent may carry (world_rules.carry_limit); None: no limit
-    equipment: dict[str, str] = Field(default_factory=dict)  # slot -> item name
-    nearby: list[Entity] = Field(default_factory=empty_list)
+    equipment: dict[str, str] = field(default_factory=dict)  # slot -> item name
+    nearby: list[Entity] = field(default_factory=empty_list)
     last_result: str | None = None
-    chat: list[ChatMessage] = Field(default_factory=empty_list)
+    chat: list[ChatMessage] = field(default_factory=empty_list)
     party: list[PartyMember] | None = None
-    notes: list[str] = Field(default_factory=empty_list)  # NPC lines, world messages (aggro hits at the tick...)
+    notes: list[str] = field(default_factory=empty_list)  # NPC lines, world messages (aggro hits at the tick...)
 
     @property
     def rounds_left(self) -> int:

@@ -145,7 +145,7 @@ class ObservationMixin:
             seen.equipment = {slot: e[:] for slot, e in eq.items()}
             seen.equipment_names = {slot: self.items[e[0]].name + (f" x{e[1]}" if e[1] > 1 else "")
                                     for slot, e in eq.items()}
-        return Observation.model_validate({
+        return Observation(**{
             "xp_to_next": self._xp_to_next(p),
             "agent_id": p.agent_id, "username": p.username, "round": 0, "max_rounds": 0, "actions_left": None,
             "x": x, "y": y, "biome": seen.biome, "place": seen.place,
