@@ -95,7 +95,9 @@ def condense(raw: dict[str, Any], *, agent_id: str, username: str, view_radius: 
     def add(kind: str, eid: str, name: str, ex: int, ey: int, **extra: Any) -> None:
         d = abs(ex - x) + abs(ey - y)
         if d <= view_radius:
-            nearby.append(Entity(kind=kind, id=eid, name=name, x=ex, y=ey, distance=d, **extra))  # type: ignore[arg-type]
+            # validated: the values come from the server's JSON (a level or HP as text is converted, garbage refused)
+            nearby.append(Entity.model_validate({"kind": kind, "id": eid, "name": name, "x": ex, "y": ey, "distance": d,
+                                                 **extra}))
 
     for m in raw.get("mobs") or []:
         dead = int(m.get("hitPoints", 1)) <= 0
@@ -127,8 +129,8 @@ def condense(raw: dict[str, Any], *, agent_id: str, username: str, view_radius: 
                              x=int(e["x"]), y=int(e["y"]), distance=abs(e["x"] - x) + abs(e["y"] - y),
                              note="nearest portal"))
     inv = [InvItem(index=s.index, key=s.item, name=s.name, count=s.count) for s in inventory_slots(raw)]
-    return Observation(
+    return Observation.model_validate(dict(  # validated: the server's values (the rows above are already)
         agent_id=agent_id, username=username, x=x, y=y,
         biome=f"{loc.get('mapName', 'map')} region {loc.get('regionId', '?')}", hp=cur, max_hp=mx, alive=cur > 0,
         combat_level=int(st.get("level", 1)), skills={k: v for k, v in levels.items() if k in SKILL_BY_KEY},
-        inventory=inv, inventory_slots=INVENTORY_SLOTS, equipment=equipped(raw), nearby=nearby)
+        inventory=inv, inventory_slots=INVENTORY_SLOTS, equipment=equipped(raw), nearby=nearby))

@@ -306,11 +306,11 @@ class PaperServerWorld(PaperActions, World):
         cur, mx = view.hp(raw)
         levels, xp = view.skills(raw)
         st = raw.get("playerStatus") or {}
-        return PlayerState(
+        return PlayerState.model_validate(dict(  # validated: the values come from the server's JSON
             agent_id=c.agent_id, username=c.username, x=x, y=y, hp=cur, max_hp=mx, alive=not c.dead,
             active=c.active and not c.dead, skills=levels, xp=xp, inventory=view.inventory_slots(raw),
             equipment=view.equipped(raw), kills=dict(sorted(c.kills.items())), crafted=dict(sorted(c.crafted.items())),
-            combat_level=int(st.get("level", 1) or 1))
+            combat_level=int(st.get("level", 1) or 1)))
 
     def end_round(self, round: int) -> TickReport:
         """The world went on in real time during the round: read what it did to every active agent."""
