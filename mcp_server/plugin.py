@@ -229,8 +229,8 @@ def register_commands(cli: Any) -> None:
                   help="Seconds an MCP session with no request stays open.")
     @click.option("--stream-after", type=float, default=None,
                   help="Seconds a result may take to come back as one JSON body; a later one comes on an SSE stream "
-                       "(progress notifications, keep-alive pings). 0: always SSE [default: the progress "
-                       "interval, 5 s].")
+                       "(progress notifications, keep-alive pings). 0: always SSE. On the MCP SDK 2.x every "
+                       "answer is an SSE stream [default: the progress interval, 5 s].")
     @world_options
     def serve(task_ref: str, host: str, port: int, seats_path: str | None, seat_options: tuple[str, ...],
               turn_timeout: float, connect_timeout: float | None, linger: float, seed: int, variant: str,

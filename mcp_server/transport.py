@@ -22,13 +22,13 @@ response, two memory-stream hops, a task and a second validation fewer per call.
 **The one module of agentworld that reaches beyond the MCP SDK's public API.** On the SDK 1.x, the transport
 above subclasses the SDK's streamable HTTP transport and session manager and uses their internals, and the
 server's lowlevel handle (its version and request context) is read here (:func:`set_server_version`,
-:func:`request_context`); on the SDK 2.x nothing of that is needed (the server runs on 2.x's public server
-API and the SDK's own transport answers: ``mcp_server/app_v2.py``). On both, the session manager's live
-sessions are read here (:func:`live_sessions`). Internals change without notice, so this module refuses, at
-import, an SDK outside the versions it was written and tested against (``KNOWN_SDK`` of
-``core/play/mcp_sdk.py``: 1.x from 1.30, and 2.x), naming the installed version and the fix, rather than failing
-somewhere inside a call; ``tests/test_public_apis.py`` fails loudly on such an SDK. Every other module of
-``mcp_server`` uses the SDK's public API.
+:func:`request_context`); on the SDK 2.x nothing of that is needed (the server runs on 2.x's public server API
+and the SDK's own transport answers: ``mcp_server/app_v2.py``). On both, the session manager's live sessions are
+read here (:func:`live_sessions`). Internals change without notice, so this module refuses, at import, an SDK
+outside the versions it was written and tested against (``KNOWN_SDK`` of ``core/play/mcp_sdk.py``: 1.x from
+1.30, 2.x from 2.2), naming the installed version and the fix, rather than failing somewhere inside a call;
+``tests/test_public_apis.py`` fails loudly on such an SDK. Every other module of ``mcp_server`` uses the SDK's
+public API.
 """
 
 from __future__ import annotations

@@ -55,19 +55,41 @@ def test_the_mcp_sdks_internals_are_reached_only_in_the_transport_module():
 
 
 def test_the_transport_knows_the_installed_sdk_and_refuses_others_with_the_fix():
-    """An SDK outside the versions agentworld was written against (1.x from 1.30, and 2.x) is refused at import
+    """An SDK outside the versions agentworld was written against (1.x from 1.30, 2.x from 2.2) is refused at import
     with the installed version and the pip command (this file's import of the server fails loudly the same
     way); each known version maps to its major, which picks the server's app (app_v1 or app_v2)."""
     from agentworld.mcp_server.transport import KNOWN_SDK, SDK_MAJOR, UnknownSdk, check_sdk, sdk_version
 
     assert check_sdk(sdk_version()) == SDK_MAJOR in (1, 2)  # the installed one is known
-    for known, major in (("1.30.0", 1), ("1.30.1.post1", 1), ("1.31", 1), ("1.99", 1), ("2.0.0", 2), ("2.3.0", 2),
+    for known, major in (("1.30.0", 1), ("1.30.1.post1", 1), ("1.31", 1), ("1.99", 1), ("2.2.0", 2), ("2.3.0", 2),
                          ("2.3.1rc1", 2), ("2.99", 2)):
         assert check_sdk(known) == major, known
-    for unknown in ("1.29.1", "1.24.0", "0.9.1", "3.0", "3.0.0a1", "10.1"):
-        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install 'mcp>=1\.30,<3'"):
+    for unknown in ("1.29.1", "1.24.0", "0.9.1", "2.0.0", "2.1.1", "3.0", "3.0.0a1", "10.1"):
+        with pytest.raises(UnknownSdk, match=rf"mcp {re.escape(unknown)} is installed: pip install "
+                                             rf"'mcp>=1\.30,!=2\.0\.\*,!=2\.1\.\*,<3'"):
             check_sdk(unknown)
-    assert KNOWN_SDK == (((1, 30), (2, 0)), ((2, 0), (3, 0)))
+    assert KNOWN_SDK == (((1, 30), (2, 0)), ((2, 2), (3, 0)))
+
+
+def test_the_pip_range_is_the_packages_own_and_admits_exactly_the_known_sdks():
+    """pyproject.toml's core range for mcp is the one the refusal's fix names, and it admits a version
+    exactly when the gate knows it (so pip never installs an SDK the server then refuses)."""
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+
+    from agentworld.core.play.mcp_sdk import PIP_RANGE, UnknownSdk, check_sdk
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert [d for d in deps if d.startswith("mcp")] == [PIP_RANGE]
+    spec = SpecifierSet(PIP_RANGE[len("mcp"):])
+    for version in ("1.24.0", "1.29.1", "1.30.0", "1.31.2", "2.0.1", "2.1.1", "2.2.0", "2.3.0", "2.9.1", "3.0.0"):
+        try:
+            check_sdk(version)
+            known = True
+        except UnknownSdk:
+            known = False
+        assert (version in spec) == known, version
 
 
 def test_the_server_is_built_on_the_installed_majors_public_server_api():

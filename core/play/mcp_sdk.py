@@ -1,9 +1,9 @@
 """The MCP SDK's two majors, through their public APIs only: which one is installed, whether agentworld knows
 it, and the few names in which 1.x and 2.x differ for a client of the game's server.
 
-agentworld's MCP server and clients run on the SDK 1.x (from 1.30) and 2.x. The server is built on each
-major's own server API (``mcp_server/app_v1.py``: FastMCP; ``mcp_server/app_v2.py``: the low-level ``Server``
-with its handlers passed to the constructor). A client differs only in details, gathered here:
+agentworld's MCP server and clients run on the SDK 1.x (from 1.30) and 2.x (from 2.2). The server is built on
+each major's own server API (``mcp_server/app_v1.py``: FastMCP; ``mcp_server/app_v2.py``: the low-level
+``Server`` with its handlers passed to the constructor). A client differs only in details, gathered here:
 
 - the HTTP client the SDK's streamable HTTP client takes: ``httpx`` on 1.x, ``httpx2`` on 2.x (:data:`http`;
   the same API under another name);
@@ -24,10 +24,10 @@ from importlib import metadata
 from typing import Any
 
 # The MCP SDK versions agentworld was written and tested against, per major: >= first, < beyond. 1.30: the
-# floor pyproject.toml states (FastMCP's max_sessions, REQUEST_STREAM_BUFFER_SIZE); 2.x: from its first release
-# (the server uses 2.x's public server API; the transport reads one attribute of its session manager).
-KNOWN_SDK: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (((1, 30), (2, 0)), ((2, 0), (3, 0)))
-PIP_RANGE = "mcp>=1.30,<3"  # the union of KNOWN_SDK, as pip reads it (pyproject.toml's core range)
+# floor pyproject.toml states (FastMCP's max_sessions, REQUEST_STREAM_BUFFER_SIZE); 2.2: the first 2.x whose
+# streamable_http_app takes max_sessions (2.0 and 2.1 have no session cap: the server's limits need one).
+KNOWN_SDK: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (((1, 30), (2, 0)), ((2, 2), (3, 0)))
+PIP_RANGE = "mcp>=1.30,!=2.0.*,!=2.1.*,<3"  # the union of KNOWN_SDK as pip reads it (pyproject.toml's range)
 
 
 class UnknownSdk(ImportError):
