@@ -487,10 +487,13 @@ class EpisodeMcpServer:
         # the outcome of the agent's last action, as its next turn will show it (a client that gave up on a
         # result waiting for that turn reads it here)
         last = (getattr(ep, "last_result", None) or {}).get(agent)
-        return obs.model_copy(update={
-            "round": getattr(ep, "round", 0) or obs.round, "max_rounds": getattr(ep.task, "rounds", 0),
-            "actions_left": max(0, max_steps - used) if max_steps else None,
-            "last_result": last.text if last is not None else obs.last_result})
+        update = {"round": getattr(ep, "round", 0) or obs.round, "max_rounds": getattr(ep.task, "rounds", 0),
+                  "actions_left": max(0, max_steps - used) if max_steps else None,
+                  "last_result": last.text if last is not None else obs.last_result}
+        if self.tracker.finished:  # no round under way and no action to take: the observation says how it ended
+            outcome = self.tracker.outcome
+            update.update(over=outcome.text() if outcome else str(self.tracker.finished), actions_left=None)
+        return obs.model_copy(update=update)
 
     def read(self, agent: str, uri: str) -> str:
         if uri == "agentworld://turn":
@@ -519,10 +522,9 @@ class EpisodeMcpServer:
     def standing(self, agent: str) -> str:
         """The line an observation read starts with once the seat can no longer act: how the episode ended,
         or that the seat has left while it runs (empty while the seat plays)."""
-        if self.tracker.finished:
+        if self.tracker.finished:  # the observation's first line says how it ended (observation())
             self.told.add(agent)
-            outcome = self.tracker.outcome
-            return f"The episode is over: {outcome.text() if outcome else self.tracker.finished}.\n\n"
+            return ""
         if not self.tracker.is_active(agent):
             return self.tracker.left_text(agent, call=False) + "\n\n"
         return ""

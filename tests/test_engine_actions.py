@@ -257,7 +257,7 @@ def test_eating_food_heals_and_is_a_lost_item():
 def test_craft_smelting_at_the_furnace_makes_as_many_as_possible():
     w = make_world()
     r = w.craft_item("agent_3", "smelting", "copper_bar", 5)
-    assert r.ok and "2 of 5 requested (materials ran out)" in r.text
+    assert r.ok and "Made 2 of the 5 crafts asked for (materials ran out; one craft makes" in r.text
     assert r.effects.crafted[0].count == 2 and r.effects.crafted[0].recipe == "copper_bar"
     assert {(d.item, d.count, d.source) for d in r.effects.lost} == {("copper_ore", 4, "craft:copper_bar")}
     assert {(d.item, d.count, d.source) for d in r.effects.gained} == {("copper_bar", 2, "craft:copper_bar")}

@@ -325,12 +325,14 @@ async def test_turn_contents(tmp_path):
 def _prompt_as_rendered_up_front(task, agent, rules, can_chat=True, shared_plan=""):
     """The system prompt as the episode rendered it before prompts were rendered on demand."""
     from agentworld.core.play.prompts import guideline_document, template
+    from agentworld.core.play.view import BriefRules
 
     return template("system.j2").render(
         username=agent.username, team_size=len(task.agents),
         teammates=[a.username for a in task.agents if a.agent_id != agent.agent_id], role=agent.role,
+        turn_order=[a.username for a in task.agents],
         task_name=task.name, description=task.description.strip(), objective=task.objectives.primary.strip(),
-        secondary=task.objectives.secondary, rules=rules, can_chat=can_chat, max_action_steps=task.max_action_steps,
+        secondary=task.objectives.secondary, rules=BriefRules.of(rules, task, can_chat), can_chat=can_chat, max_action_steps=task.max_action_steps,
         max_rounds=task.rounds, guideline=guideline_document(task, agent), shared_plan=shared_plan).strip() + "\n"
 
 

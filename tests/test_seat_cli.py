@@ -170,6 +170,7 @@ async def test_a_seat_that_left_is_told_how_a_lost_episode_ended(tmp_path):
                                   episode["psr"]) == (True, False, "round_budget", 4, 0.0)
         assert turn["episode_over"] and turn["active"] is False and turn["episode"]["end_reason"] == "round_budget"
         assert observation.startswith("The episode is over: not solved")
+        assert "actions left" not in observation and "\nRound " not in observation  # no round under way any more
         code, out, err = await seat("look", "--seats", str(seats_path), "--agent", "agent_1")
         assert code == 3 and out.startswith("The episode is over: not solved, checkpoints 0/1"), (out, err)
         assert not serve.done()  # still answering, though no session was open when the episode ended

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..world.effects import Effects, ToolResult
 from ..world.observation import ChatMessage, PartyMember
-from .prompts import Brief, render_user, team_briefs
+from .prompts import Brief, render_user, team_briefs, turn_order_text
 from . import calls, fingerprint
 from .calls import sanitize
 from .protocol import Team, Turn, TurnOutcome
@@ -455,6 +455,8 @@ class Episode:
         if self.variant.oracle_communication:  # the coordinator is the hub of all talk (play/coordinator.py)
             self.tools = hub_tools(self.tools, self.coordinator, self.usernames[self.coordinator])
         self.active: set[str] = set(self.agent_ids)
+        self._order: list[str] = []  # the usernames in this round's turn order, and agent id -> place in it
+        self._order_at: dict[str, int] = {}
         self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active, posts_of(self.task))
         self._notes = note_filter(self.task)
         self.actions_used = {a: 0 for a in self.agent_ids}
@@ -565,6 +567,9 @@ class Episode:
             server = await self._start_team()
             for rnd in range(1, self.task.rounds + 1):
                 self.round = rnd
+                order = [a for a in self.agent_ids if a in self.active]  # this round's turn order
+                self._order = [self.task.agent(a).username for a in order]
+                self._order_at = {a: i for i, a in enumerate(order)}
                 for agent_id in self.agent_ids:
                     if self.stop_reason is not None:
                         break
@@ -640,6 +645,9 @@ class Episode:
         obs = self.world.observe(agent_id)
         obs.round, obs.max_rounds = rnd, self.task.rounds
         obs.actions_left = self.task.max_action_steps - self.actions_used[agent_id]
+        pos = self._order_at.get(agent_id)
+        if pos is not None:  # (a player alone, or one whose turn is not in this round's order: no line)
+            obs.turn = turn_order_text(self._order, pos)
         if obs.last_result is None and agent_id in self.last_result:
             obs.last_result = self.last_result[agent_id].text
         if obs.notes and self._notes is not None:  # only NPC lines about the task (core/play/notes.py)

@@ -123,6 +123,7 @@ class Brief:
         teammates = [u for i, u in enumerate(t.usernames) if i != self.index]
         return template("system.j2").render(
             username=t.usernames[self.index], team_size=len(t.usernames), teammates=teammates,
+            turn_order=t.usernames,
             role=self.role, task_name=t.task_name, description=t.description, objective=t.objective,
             secondary=t.secondary, rules=t.rules, can_chat=t.rules.can_chat,
             max_action_steps=t.rules.max_action_steps, max_rounds=t.rules.max_rounds, guideline=self.guideline,
@@ -138,6 +139,31 @@ def team_briefs(task: "Task", rules: "Rules", *, can_chat: bool = True,
                      shared_plan=(shared_plan or "").strip())
     return {a.agent_id: Brief(team=team, index=i, role=a.role, guideline=guideline_document(task, a))
             for i, a in enumerate(task.agents)}
+
+
+TURN_NAMES = 6  # teammates named on each side of an agent in its turn line (a crowd is counted, not listed)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def turn_order_text(names: "list[str]", pos: int) -> str | None:
+    """Where the agent at ``pos`` of this round's turn order (``names``, the usernames of the players in play
+    when the round began) acts: "you act 2nd of 3 this round; before you: lumberjack; after you: wizard". None
+    for a player alone."""
+    n = len(names)
+    if n < 2:
+        return None
+    text = f"you act {_ordinal(pos + 1)} of {n} this round"
+    if pos:  # the nearest ones named (a crowd's line stays short: only TURN_NAMES on each side)
+        shown = ", ".join(names[max(0, pos - TURN_NAMES):pos])
+        text += f"; before you: {f'{pos - TURN_NAMES} more, then ' if pos > TURN_NAMES else ''}{shown}"
+    if pos < n - 1:
+        after = n - 1 - pos
+        shown = ", ".join(names[pos + 1:pos + 1 + TURN_NAMES])
+        text += f"; after you: {shown}{f', then {after - TURN_NAMES} more' if after > TURN_NAMES else ''}"
+    return text
 
 
 def render_user(observation_text: str, *, username: str, round: int, max_rounds: int) -> str:

@@ -49,13 +49,19 @@ class BriefRules(_Frozen):
     max_rounds: int
     can_chat: bool
     interact_range: int = 60  # harvest, attack and pickup walk to a target this far away first
+    # the task's mechanics a brief states only when they hold for it (the template says nothing otherwise)
+    carry_limit: int = 0  # most item pieces an agent carries (0: no limit)
+    aggro: bool = True  # aggressive mobs strike the players in their range at the end of a round
+    walk_aggro: bool = True  # and stop a walk that enters their range
+    finite_nodes: bool = False  # some resource nodes give a fixed number of items and never regrow
 
     @classmethod
     def of(cls, rules: "Rules", task: "Task", can_chat: bool) -> "BriefRules":
         return cls(move_range=rules.move_range, view_radius=rules.view_radius, chat_radius=rules.chat_radius,
                    transfer_range=rules.transfer_range, station_range=rules.station_range,
                    max_action_steps=task.max_action_steps, max_rounds=task.rounds, can_chat=can_chat,
-                   interact_range=rules.interact_range)
+                   interact_range=rules.interact_range, carry_limit=rules.carry_limit, aggro=rules.aggro,
+                   walk_aggro=rules.aggro and rules.walk_aggro, finite_nodes=bool(getattr(task, "nodes", None)))
 
 
 class McpSeat(_Frozen):

@@ -12,6 +12,8 @@ each agent's guideline, the game context, the shared plan):
 - **objective**: each progress check's item and receiver are named in the objective (with its count when
   more than one is wanted), and each player the objective says receives or holds something is one that
   some check tests.
+- **carry limit**: a brief that states how many items one carries ("carries at most 20 items") states the
+  task's ``carry_limit`` (the rules part of every brief states it anyway: core/play/templates/system.j2).
 """
 
 from __future__ import annotations
@@ -56,8 +58,25 @@ def brief_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
         if text:
             problems += _place_problems(field, text, w, fixed)
             problems += _item_problems(field, text, task, w)
+            problems += _carry_problems(field, text, task)
     problems += _objective_problems(task, w)
     return problems
+
+
+_CARRY = re.compile(r"\bcarr(?:y|ies|ying)\s+(?:at most|up to|no more than)\s+(\d+)\s+items?\b", re.I)
+
+
+def _carry_problems(field: str, text: str, task: "Task") -> list[Problem]:
+    """A carrying limit a brief states that is not the task's own (or that the task does not have)."""
+    limit = int((task.world_rules or {}).get("carry_limit") or 0)
+    out = []
+    for m in _CARRY.finditer(text):
+        said = int(m.group(1))
+        if said != limit:
+            out.append(Problem(field, f"says one {m.group(0)!r}, but the task's carry limit is "
+                               + (f"{limit}" if limit else "not set (no limit)"),
+                               f"say {limit} items" if limit else "set world_rules.carry_limit, or drop the sentence"))
+    return out
 
 
 def _fixed_tiles(w: "WorldIndex") -> dict[tuple[int, int], str]:

@@ -338,10 +338,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if not isinstance(index, int) or not 0 <= index < inv.size or inv.slots[index] is None:
                 return engine_failure("missing_items", f"Inventory slot {index} is empty or does not exist. "
                                                        f"Your inventory: {self._inv_summary(p)}.")
-            slot_i = index
+            slot_i = inv.last_slot(inv.slots[index][0])  # one of the row's items, from its last slot: the row stays
         else:
             key = (item_key or "").strip()
-            slot_i = inv.first_slot(key)
+            slot_i = inv.last_slot(key)
             if slot_i is None:
                 if key not in self.items:
                     return engine_failure("unknown_target", f"There is no item {key!r}{_close_hint(key, self.items)}. "
@@ -612,12 +612,16 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             eff.crafted.append(Crafted(recipe=recipe.key, skill=skill, item=i, count=n * made))
             p.crafted[i] = p.crafted.get(i, 0) + n * made
         self._gain_xp(p, skill, recipe.xp * made, eff)
-        outs = ", ".join(f"{n * made} {i}" for i, n in recipe.outputs.items())
-        why = ""
+        # count is in crafts, not items: say both apart ("3 of the 30 crafts ... one craft makes 10 arrows")
+        per = ", ".join(f"{n} {i}" for i, n in recipe.outputs.items())
+        outs = ", ".join(f"+{n * made} {i}" for i, n in recipe.outputs.items())
+        crafts = f"craft{'s' if count != 1 else ''}"
         if made < count:
-            why = " (materials ran out)" if made == possible else " (inventory full)"
-        return engine_result(f"Made {outs} ({made} of {count} requested{why}). {self._xp_text(eff)}".strip(),
-                             effects=eff)
+            why = "materials ran out" if made == possible else "inventory full"
+            head = f"Made {made} of the {count} {crafts} asked for ({why}; one craft makes {per})"
+        else:
+            head = f"Made {made} {crafts} as asked (one craft makes {per})"
+        return engine_result(f"{head}: {outs}. {self._xp_text(eff)}".strip(), effects=eff)
 
     def _unknown_recipe(self, p: Player, skill: str, key: str) -> ToolResult:
         other = sorted(s for (s, out) in self.recipes_by_output if out == key and s != skill)
@@ -1126,7 +1130,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         return p.inv.count(key) > 0 or any(e[0] == key for e in p.equipment.values())
 
     def _inv_summary(self, p: Player) -> str:
-        return ", ".join(f"[{i}] {k} x{n}" for i, k, n in p.inv.rows()) or "empty"
+        return ", ".join(f"[{i}] {k} x{n}" for i, k, n, _ in p.inv.rows()) or "empty"
 
     def _drop(self, item: str, count: int, x: int, y: int) -> None:
         """Put items on the ground; a non-stackable item lies as one ground item per piece."""

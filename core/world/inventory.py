@@ -2,7 +2,9 @@
 
 Slot indices never shift (removing an item empties its slot), so the index an agent read in its
 observation stays valid for ``equip_item(index=...)``. Stackable items share one slot per item key;
-non-stackable items (equipment) take one slot each. New items go to the lowest free slot.
+non-stackable items (equipment) take one slot each. New items go to the lowest free slot, and items leave
+from the highest slot holding them: the row an agent is shown for an item (at its first slot) keeps its
+index for as long as any of the item is held.
 
 A carrying limit (``rules.carry_limit``, 0 = none) caps the pieces held in all (every piece counts one, a stack
 of 10 logs ten): what does not fit under it does not fit, as with a full inventory.
@@ -40,22 +42,32 @@ class Inventory:
     def filled(self) -> list[tuple[int, str, int]]:
         return [(i, s[0], s[1]) for i, s in enumerate(self.slots) if s is not None]
 
-    def rows(self) -> list[tuple[int, str, int]]:
+    def rows(self) -> list[tuple[int, str, int, int]]:
         """What an agent is shown: one row per item key, at its first slot, with the count of every slot
-        holding it (two staffs in slots 0 and 3 are "[0] staff x2"; equip_item(index=0) takes one of them).
-        The slots stay as they are: indices never shift, so an index shown stays valid."""
+        holding it and how many slots that is (two staffs in slots 0 and 3 are "[0] staff x2", 2 slots;
+        equip_item(index=0) takes one of them). The slots stay as they are: indices never shift, so an index
+        shown stays valid."""
         first: dict[str, list[int]] = {}
         for i, s in enumerate(self.slots):
             if s is not None:
                 row = first.get(s[0])
                 if row is None:
-                    first[s[0]] = [i, s[1]]
+                    first[s[0]] = [i, s[1], 1]
                 else:
                     row[1] += s[1]
-        return [(row[0], key, row[1]) for key, row in first.items()]
+                    row[2] += 1
+        return [(row[0], key, row[1], row[2]) for key, row in first.items()]
 
     def first_slot(self, item: str) -> int | None:
         for i, s in enumerate(self.slots):
+            if s is not None and s[0] == item:
+                return i
+        return None
+
+    def last_slot(self, item: str) -> int | None:
+        """The highest slot holding ``item``: where one of it leaves from (its shown row keeps its index)."""
+        for i in range(self.size - 1, -1, -1):
+            s = self.slots[i]
             if s is not None and s[0] == item:
                 return i
         return None
@@ -114,9 +126,11 @@ class Inventory:
         return added
 
     def remove(self, item: str, count: int) -> int:
-        """Remove up to ``count`` (from the lowest slots first); returns how many were removed."""
+        """Remove up to ``count`` (from the highest slots first: the row shown at the first slot stays there
+        while any is left); returns how many were removed."""
         removed = 0
-        for i, s in enumerate(self.slots):
+        for i in range(self.size - 1, -1, -1):
+            s = self.slots[i]
             if removed >= count:
                 break
             if s is None or s[0] != item:

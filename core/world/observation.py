@@ -24,6 +24,7 @@ class InvItem(Record):
     key: str
     name: str
     count: int
+    slots: int | None = None  # slots the row's items fill when more than one (a non-stackable item takes one each)
 
 
 @record(frozen=True, schema_doc=False)
@@ -93,6 +94,8 @@ class Observation(Record):
     chat: list[ChatMessage] = field(default_factory=empty_list)
     party: list[PartyMember] | None = None
     notes: list[str] = field(default_factory=empty_list)  # NPC lines, world messages (aggro hits at the tick...)
+    turn: str | None = None  # where this agent's turn falls in the round ("you act 2nd of 3 this round; ...")
+    over: str | None = None  # set once the episode has ended: how it ended (no round, no actions left then)
 
     @property
     def rounds_left(self) -> int:
@@ -104,10 +107,15 @@ class Observation(Record):
     def render_text(self) -> str:
         """Compact, line-oriented text: a few hundred bytes to a few KB."""
         out: list[str] = []
-        head = f"Round {self.round}/{self.max_rounds}" if self.max_rounds else f"Round {self.round}"
-        if self.actions_left is not None:
-            head += f" | actions left {self.actions_left}"
-        out.append(head)
+        if self.over is not None:  # no round is under way and no action can be taken
+            out.append(f"The episode is over: {self.over}. No more turns; what follows is where you ended.")
+        else:
+            head = f"Round {self.round}/{self.max_rounds}" if self.max_rounds else f"Round {self.round}"
+            if self.actions_left is not None:
+                head += f" | actions left {self.actions_left}"
+            if self.turn:
+                head += f" | {self.turn}"
+            out.append(head)
         where = f"({self.x},{self.y}) {self.biome}" + (f", {self.place}" if self.place else "")
         out.append(f"You: {self.username} | HP {self.hp}/{self.max_hp} | combat lv {self.combat_level} | at {where}")
         if not self.alive:
@@ -118,7 +126,8 @@ class Observation(Record):
         out.append(f"Skills: {lv or 'all level 1'}")
         if self.equipment:
             out.append("Equipped: " + ", ".join(f"{slot}={name}" for slot, name in self.equipment.items()))
-        inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" for i in self.inventory)
+        inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" + (f" ({i.slots} slots)" if i.slots else "")
+                        for i in self.inventory)
         used = len(self.inventory) if self.inventory_used is None else self.inventory_used
         carry = (f"; carrying {sum(i.count for i in self.inventory)}/{self.carry_limit} items"
                  if self.carry_limit else "")

@@ -135,7 +135,7 @@ class ObservationMixin:
         if seen.slots == slots:
             inv = list(seen.inventory)
         else:
-            inv = [self._inv_item(i, key, n) for i, key, n in p.inv.rows()]
+            inv = [self._inv_item(i, key, n, k) for i, key, n, k in p.inv.rows()]
             seen.slots, seen.inventory = [s[:] if s is not None else None for s in slots], inv[:]
         levels = p.levels
         if seen.levels != levels:
@@ -168,15 +168,17 @@ class ObservationMixin:
         self._xp_next[p.agent_id] = (dict(p.xp), out)
         return dict(out)
 
-    def _inv_item(self, index: int, key: str, count: int) -> InvItem:
+    def _inv_item(self, index: int, key: str, count: int, slots: int = 1) -> InvItem:
         """Observation inventory rows are immutable values: reuse them (building pydantic objects is the
-        main cost of an observation)."""
-        k = (index, key, count)
+        main cost of an observation). ``slots``: how many slots the row's items fill (non-stackable ones
+        take one each)."""
+        k = (index, key, count, slots)
         item = self._inv_rows.get(k)
         if item is None:
             if len(self._inv_rows) > 50_000:
                 self._inv_rows.clear()
-            item = self._inv_rows[k] = InvItem(index=index, key=key, name=self.items[key].name, count=count)
+            item = self._inv_rows[k] = InvItem(index=index, key=key, name=self.items[key].name, count=count,
+                                               slots=slots if slots > 1 else None)
         return item
 
     def _entity(self, d: int, eid: str, kind: str, ref: Any) -> Entity:

@@ -52,7 +52,8 @@ class NoArgs(ToolArgs):
 
 
 class EquipArgs(ToolArgs):
-    index: int | None = Field(None, ge=0, description="Inventory slot index, as shown in [brackets] in your inventory.")
+    index: int | None = Field(None, ge=0, description="Inventory slot index, as shown in [brackets] in your latest observation "
+                                 "(a slot emptied is filled by the next new item: itemKey is safer).")
     item_key: str | None = Field(None, alias="itemKey", max_length=KEY_MAX,
                                  description="Item key, as an alternative to index.")
 
@@ -99,7 +100,8 @@ CraftSkill = Literal["Crafting", "Smithing", "Fletching", "Cooking", "Smelting"]
 class CraftArgs(ToolArgs):
     skill: CraftSkill = Field(description="Production skill of the recipe.")
     item_key: str = Field(alias="itemKey", min_length=1, max_length=KEY_MAX, description="Key of the item to make.")
-    count: int = Field(1, ge=1, le=50, description="How many to make (the paper used 1, 5 or 10).")
+    count: int = Field(1, ge=1, le=50, description="How many crafts (times the recipe is made; one craft may make several items, "
+                                   "e.g. 10 arrows). The paper used 1, 5 or 10.")
 
     @field_validator("skill", mode="before")
     @classmethod
@@ -316,7 +318,8 @@ TOOLS: dict[str, ToolSpec] = {
             "craft_item",
             "Make an item from materials in your inventory with a production skill (Crafting, Smithing, "
             "Fletching, Cooking, Smelting). Some recipes need a station nearby (furnace, anvil, fire, "
-            "workbench, loom) or a tool (hammer, knife, needle). Makes as many as you can, up to count.",
+            "workbench, loom) or a tool (hammer, knife, needle). Makes as many crafts as you can, up to count "
+            "(count counts crafts, not items: the result says what one craft makes).",
             CraftArgs, lambda w, a, p: w.craft_item(a, p.skill.lower(), p.item_key, p.count),
             "craft_item(skill='Fletching', itemKey='stick', count=5)"),
         ToolSpec(

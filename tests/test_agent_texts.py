@@ -1,0 +1,152 @@
+"""What an agent reads must be true (confusions pilot teams reported while playing through `agentworld seat`):
+the inventory line's slot count agrees with its rows and a row keeps its index while its item is held;
+craft_item says crafts and items apart; the observation says where the agent acts in the round and, once
+the episode is over, says so instead of a round and actions left; the brief states the carry limit, walk
+stops and finite nodes exactly when the task has them."""
+
+import asyncio
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentworld.core.play.episode import Episode
+from agentworld.core.play.policies import PolicyTeam, make_policy
+from agentworld.core.play.prompts import team_briefs, turn_order_text
+from agentworld.core.tasks.task import TaskError, find_task, parse_task, validate_task
+from agentworld.core.world.api import PlayerSpec, StackSpec
+from agentworld.core.world.engine import EmbeddedWorld
+from agentworld.core.world.observation import Observation
+from agentworld.core.world.tools import TOOLS
+
+STAFF = yaml.safe_load(Path(find_task("task_01_staff").path).read_text(encoding="utf-8"))
+HEARTHMOOR = (449, 399)
+
+
+def world_with(**inventories):
+    """The real world with players at Hearthmoor holding what is given: name={item: count}."""
+    w = EmbeddedWorld(seed=0)
+    for i, (name, inv) in enumerate(inventories.items()):
+        w.add_player(PlayerSpec(agent_id=f"agent_{i + 1}", username=name, x=HEARTHMOOR[0] + i, y=HEARTHMOOR[1],
+                                skills={"fletching": 5, "crafting": 5},
+                                inventory=[StackSpec(item=k, count=n) for k, n in inv.items()]))
+    return w
+
+
+def inventory_line(w, agent):
+    return next(line for line in w.observe(agent).render_text().splitlines() if line.startswith("Inventory"))
+
+
+def test_the_inventory_line_counts_the_slots_its_rows_fill_and_a_row_keeps_its_index():
+    w = world_with(wizard={"staff": 2, "bead": 3}, smith={})
+    line = inventory_line(w, "agent_1")
+    assert line == "Inventory (3/28 slots): [0] staff x2 (2 slots), [2] bead x3"  # 2 + 1 slots: as the header says
+    give = TOOLS["transfer_items"].execute(w, "agent_1", {"targetPlayer": "smith", "itemKey": "staff", "count": 1})
+    assert give.ok
+    assert inventory_line(w, "agent_1") == "Inventory (2/28 slots): [0] staff x1, [2] bead x3"  # still [0]
+    # equip by the index read before the transfer: still the staff, and nothing else takes its place
+    assert TOOLS["equip_item"].execute(w, "agent_1", {"index": 0}).text.startswith("Equipped Staff")
+    assert inventory_line(w, "agent_1") == "Inventory (1/28 slots): [2] bead x3"
+    # the equip tool's own words say what a remembered index can turn into
+    assert "itemKey is safer" in TOOLS["equip_item"].args.model_json_schema()["properties"]["index"]["description"]
+
+
+def test_a_row_stays_at_its_index_when_one_of_several_is_equipped():
+    w = world_with(wizard={"staff": 3})
+    assert TOOLS["equip_item"].execute(w, "agent_1", {"itemKey": "staff"}).ok
+    assert inventory_line(w, "agent_1") == "Inventory (2/28 slots): [0] staff x2 (2 slots)"
+
+
+def test_craft_item_says_crafts_and_items_apart():
+    w = world_with(fletcher={"logs": 2, "knife": 1})
+    r = TOOLS["craft_item"].execute(w, "agent_1", {"skill": "Fletching", "itemKey": "arrow_shaft", "count": 30})
+    assert r.ok and r.text.startswith("Made 2 of the 30 crafts asked for (materials ran out; one craft makes "
+                                      "15 arrow_shaft): +30 arrow_shaft.")
+    w = world_with(fletcher={"logs": 2, "knife": 1})
+    r = TOOLS["craft_item"].execute(w, "agent_1", {"skill": "Fletching", "itemKey": "stick", "count": 1})
+    assert r.ok and r.text.startswith("Made 1 craft as asked (one craft makes 2 stick): +2 stick.")
+    assert "crafts" in TOOLS["craft_item"].args.model_json_schema()["properties"]["count"]["description"]
+
+
+@pytest.mark.parametrize("names, pos, text", [
+    (["a"], 0, None),
+    (["a", "b", "c"], 0, "you act 1st of 3 this round; after you: b, c"),
+    (["a", "b", "c"], 1, "you act 2nd of 3 this round; before you: a; after you: c"),
+    (["a", "b", "c"], 2, "you act 3rd of 3 this round; before you: a, b"),
+    ([f"p{i}" for i in range(20)], 10, "you act 11th of 20 this round; before you: 4 more, then p4, p5, p6, p7, "
+                                       "p8, p9; after you: p11, p12, p13, p14, p15, p16, then 3 more"),
+])
+def test_the_turn_line_says_where_an_agent_acts_in_the_round(names, pos, text):
+    assert turn_order_text(names, pos) == text
+
+
+def test_each_turn_shows_the_agents_place_in_this_rounds_order(tmp_path):
+    task = find_task("task_01_staff")
+    seen = []
+
+    class Watch(PolicyTeam):
+        async def act(self, turn):
+            seen.append((turn.round, turn.agent_id, turn.observation_text.splitlines()[0]))
+            return await super().act(turn)
+
+    asyncio.run(Episode(task, Watch(make_policy("oracle", 0, task)), seed=0, out_dir=tmp_path).run())
+    first = {a: line for r, a, line in seen if r == 1}
+    assert first["agent_1"] == "Round 1/25 | actions left 25 | you act 1st of 3 this round; after you: woodworker, wizard"
+    assert first["agent_2"].endswith("you act 2nd of 3 this round; before you: lumberjack; after you: wizard")
+    assert "lumberjack, woodworker, wizard" in team_briefs(task, make_rules(task))["agent_1"].render()
+
+
+def make_rules(task):
+    from agentworld.core.world.datapack import load_world
+    from agentworld.core.world.engine import make_rules as rules_of
+
+    return rules_of(load_world().data.rules, task.world_rules)
+
+
+def test_an_observation_after_the_end_says_the_episode_is_over_and_shows_no_round():
+    obs = Observation(agent_id="agent_1", username="a", round=18, max_rounds=43, actions_left=7, x=1, y=2,
+                      biome="Meadow", hp=10, max_hp=10, turn="you act 1st of 3 this round")
+    assert obs.render_text().startswith("Round 18/43 | actions left 7 | you act 1st of 3 this round")
+    over = obs.model_copy(update={"over": "success, checkpoints 3/3 (PSR 1.00); it ended in round 18: the "
+                                          "objective was met", "actions_left": None})
+    text = over.render_text()
+    assert text.startswith("The episode is over: success, checkpoints 3/3") and "No more turns" in text
+    assert "Round" not in text and "actions left" not in text
+
+
+def task_from(**changes):
+    raw = copy.deepcopy(STAFF)
+    raw.update(changes)
+    task = parse_task(raw, "texts_test.yaml", "texts_test")
+    problems = validate_task(task)
+    if problems:
+        raise TaskError("texts_test.yaml", problems)
+    return task
+
+
+def brief(task):
+    return team_briefs(task, make_rules(task))["agent_1"].render()
+
+
+def test_the_brief_states_the_carry_limit_walk_stops_and_finite_nodes_only_when_the_task_has_them():
+    plain = brief(task_from())
+    assert "carry at most" not in plain and "finite" not in plain
+    assert "engage you when your walk comes within their range" in plain
+    rich = brief(task_from(world_rules={"carry_limit": 12}, nodes={"tree#1068": {"total": 6}}))
+    assert "You carry at most 12 items in all" in rich and "Some resource nodes are finite" in rich
+    calm = brief(task_from(world_rules={"walk_aggro": False}))
+    assert "engage you when your walk" not in calm and "(walks are not stopped)" in calm
+    peaceful = brief(task_from(world_rules={"aggro": False}))
+    assert "Aggressive mobs" not in peaceful and "aggressive mob" not in peaceful
+
+
+def test_a_brief_that_states_another_carry_limit_is_refused():
+    raw_guide = STAFF["agent_1"]["guideline"] + "\nEach of you carries at most 20 items."
+    with pytest.raises(TaskError) as err:
+        task_from(world_rules={"carry_limit": 12}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})
+    assert "agent_1.guideline" in str(err.value) and "carry limit is 12" in str(err.value)
+    with pytest.raises(TaskError) as err:
+        task_from(agent_1={**STAFF["agent_1"], "guideline": raw_guide})
+    assert "not set (no limit)" in str(err.value)
+    assert task_from(world_rules={"carry_limit": 20}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})
