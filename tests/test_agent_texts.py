@@ -5,7 +5,7 @@ the episode is over, says so instead of a round and actions left; the brief stat
 stops and finite nodes exactly when the task has them."""
 
 import asyncio
-import copy
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,11 +14,14 @@ import yaml
 from agentworld.core.play.episode import Episode
 from agentworld.core.play.policies import PolicyTeam, make_policy
 from agentworld.core.play.prompts import team_briefs, turn_order_text
-from agentworld.core.tasks.task import TaskError, find_task, parse_task, validate_task
+from agentworld.core.tasks.task import TaskError, find_task
 from agentworld.core.world.api import PlayerSpec, StackSpec
 from agentworld.core.world.engine import EmbeddedWorld
 from agentworld.core.world.observation import Observation
 from agentworld.core.world.tools import TOOLS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_events import task_with  # noqa: E402  (the staff task with some blocks changed, validated)
 
 STAFF = yaml.safe_load(Path(find_task("task_01_staff").path).read_text(encoding="utf-8"))
 HEARTHMOOR = (449, 399)
@@ -115,38 +118,28 @@ def test_an_observation_after_the_end_says_the_episode_is_over_and_shows_no_roun
     assert "Round" not in text and "actions left" not in text
 
 
-def task_from(**changes):
-    raw = copy.deepcopy(STAFF)
-    raw.update(changes)
-    task = parse_task(raw, "texts_test.yaml", "texts_test")
-    problems = validate_task(task)
-    if problems:
-        raise TaskError("texts_test.yaml", problems)
-    return task
-
-
 def brief(task):
     return team_briefs(task, make_rules(task))["agent_1"].render()
 
 
 def test_the_brief_states_the_carry_limit_walk_stops_and_finite_nodes_only_when_the_task_has_them():
-    plain = brief(task_from())
+    plain = brief(task_with())
     assert "carry at most" not in plain and "finite" not in plain
     assert "engage you when your walk comes within their range" in plain
-    rich = brief(task_from(world_rules={"carry_limit": 12}, nodes={"tree#1068": {"total": 6}}))
+    rich = brief(task_with(world_rules={"carry_limit": 12}, nodes={"tree#1068": {"total": 6}}))
     assert "You carry at most 12 items in all" in rich and "Some resource nodes are finite" in rich
-    calm = brief(task_from(world_rules={"walk_aggro": False}))
+    calm = brief(task_with(world_rules={"walk_aggro": False}))
     assert "engage you when your walk" not in calm and "(walks are not stopped)" in calm
-    peaceful = brief(task_from(world_rules={"aggro": False}))
+    peaceful = brief(task_with(world_rules={"aggro": False}))
     assert "Aggressive mobs" not in peaceful and "aggressive mob" not in peaceful
 
 
 def test_a_brief_that_states_another_carry_limit_is_refused():
     raw_guide = STAFF["agent_1"]["guideline"] + "\nEach of you carries at most 20 items."
     with pytest.raises(TaskError) as err:
-        task_from(world_rules={"carry_limit": 12}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})
+        task_with(world_rules={"carry_limit": 12}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})
     assert "agent_1.guideline" in str(err.value) and "carry limit is 12" in str(err.value)
     with pytest.raises(TaskError) as err:
-        task_from(agent_1={**STAFF["agent_1"], "guideline": raw_guide})
+        task_with(agent_1={**STAFF["agent_1"], "guideline": raw_guide})
     assert "not set (no limit)" in str(err.value)
-    assert task_from(world_rules={"carry_limit": 20}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})
+    assert task_with(world_rules={"carry_limit": 20}, agent_1={**STAFF["agent_1"], "guideline": raw_guide})

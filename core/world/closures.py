@@ -20,12 +20,9 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from .gamemap import GameMap, _labels_array, label_components
-
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
 
 Point = tuple[int, int]
 MAX_TILES_LISTED = 6  # a closure of at most this many tiles names each of them; a bigger one its extent
