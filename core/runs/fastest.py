@@ -67,7 +67,8 @@ class EagerTeam(Team):
     """Plays each agent's reference steps (sleeps dropped) as early as its inputs and facts allow.
 
     ``not_before[agent][i]``: the first round step i may be tried (an agent kept at its reference timing).
-    Records, per agent, the round of every call that went through and of every turn spent waiting."""
+    Records, per agent, the round of every call that went through (``schedule``); the other turns waited or
+    were refused, and become sleeps in the plain plan."""
 
     def __init__(self, steps: dict[str, list[Step]], stale: list[Any], world: Any,
                  not_before: dict[str, list[int]] | None = None, hold: bool = False,
@@ -112,7 +113,6 @@ class EagerTeam(Team):
             self.done[agent] = i + 1
             self.schedule[agent][turn.round] = (tool, dict(args))
         return TurnOutcome(thinking=tool)
-
 
     @staticmethod
     def _holds_what_is_next(turn: Turn, queue: list[Step]) -> bool:
