@@ -99,6 +99,9 @@ def _print(report: dict) -> None:
         con.print(f"{report['stale_pilots']} stale pilot(s): run on an older version of their task, not counted")
     if report["pilots_of_retired_tasks"]:
         con.print(f"pilots of tasks no longer shipped: {', '.join(report['pilots_of_retired_tasks'])}")
+    if not Path(report["pilots_dir"]).is_dir():
+        con.print(f"[yellow]no pilot records: {escape(report['pilots_dir'])} is not a folder[/yellow] (a source "
+                  "checkout has pilots/; give another with --pilots)")
     for p in report["problems"]:
         con.print(f"[red]unreadable pilot[/red] {escape(p)}", soft_wrap=True)
     if not report["with_fastest"]:
