@@ -289,7 +289,10 @@ def register_commands(cli: Any) -> None:
                   help="The seat's bearer token (or env AGENTWORLD_TOKEN).")
     def mcp_stdio(url: str, token: str | None) -> None:
         """Relay a stdio MCP client (desktop assistant, coding agent) to a seat of `agentworld serve`."""
-        from .bridge import BridgeError, run_bridge
+        try:  # an MCP SDK agentworld does not know is refused with the fix, not a traceback
+            from .bridge import BridgeError, run_bridge
+        except ImportError as exc:
+            raise click.ClickException(str(exc)) from None
 
         if not token:
             raise click.UsageError("give the seat's token: --token TOKEN or env AGENTWORLD_TOKEN (see the seats file)")

@@ -494,8 +494,6 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
              url: str | None, token: str | None, as_json: bool) -> None:
     """Make your turn's call: TOOL with a JSON object '{"x": 1}' (or KEY=VALUE words); prints the outcome and
     your next observation."""
-    from ..play.mcp_sdk import is_error, structured_content  # the SDK 1.x and 2.x name these fields apart
-
     if max_wait is not None and max_wait <= 0:
         raise click.BadParameter("must be > 0 seconds", param_hint="--max-wait")
     target = resolve(seats, agent, url, token)
@@ -509,6 +507,9 @@ def call_cmd(tool: str, arguments: tuple[str, ...], max_wait: float | None, seat
         status(message or "waiting")
 
     async def work() -> dict[str, Any]:
+        # here, in run(): an MCP SDK agentworld does not know is then one line naming the fix, as any failure
+        from ..play.mcp_sdk import is_error, structured_content  # the SDK 1.x and 2.x name these fields apart
+
         async with open_session(target, data=as_json) as session:
             tools = (await session.list_tools()).tools
             spec = next((t for t in tools if t.name == tool), None)

@@ -57,7 +57,7 @@ def check_sdk(version: str) -> int:
     if not any(first <= found < beyond for first, beyond in KNOWN_SDK):
         raise UnknownSdk(f"agentworld's MCP server and clients run on the MCP SDK (package 'mcp') {known_ranges()}, "
                          f"and mcp {version} is installed: pip install '{PIP_RANGE}' (see docs/mcp.md, "
-                         "\"MCP SDK versions\")")
+                         "\"Which MCP SDK\")")
     return found[0]
 
 
