@@ -273,3 +273,48 @@ def test_an_event_waits_for_a_checkpoint():
         task_with(events=[{"when": {"checkpoint": "four staffs"}, "do": "announce", "message": "m",
                            "at": {"landmark": "hearthmoor"}}])
     assert "events[0].when.checkpoint" in str(err.value)
+
+
+def test_raiders_stop_a_walk_that_enters_their_range_like_the_worlds_own_hazards():
+    raid = {"id": "raid", "at_round": 1, "do": "spawn_mobs", "mob": "goblin", "count": 1, "at": {"x": 449, "y": 415}}
+    task = task_with(events=[raid])
+    w = world_of(task)
+    r = call(w, "agent_1", "move_character", x=449, y=430)
+    assert r.ok and not r.effects.move.reached and r.effects.move.engaged_by == "goblin#100000"
+    p = w.players["agent_1"]
+    assert abs(p.x - 449) + abs(p.y - 415) == 3  # stopped on the first tile within the goblin's range (3)
+    assert "goblin#100000" in r.text and "engaged you" in r.text
+    assert any(h.cause == "aggro:goblin#100000" for h in r.effects.hp) or "missed" in r.text
+    # already in its range: the next walk is not stopped again (one can always walk on or away)
+    on = call(w, "agent_1", "move_character", x=449, y=430)
+    assert on.ok and on.effects.move.engaged_by is None
+    # a walk to the raider itself is not stopped by it (the target of an attack never stops the walk to it)
+    w2 = world_of(task)
+    hit = call(w2, "agent_1", "attack_entity", targetInstance="goblin#100000")
+    assert hit.ok and hit.effects.move.engaged_by is None
+    # walk_aggro off: raiders strike at the tick only
+    w3 = world_of(task_with(events=[raid], world_rules={"walk_aggro": False}))
+    assert call(w3, "agent_1", "move_character", x=449, y=430).effects.move.reached
+
+
+def test_a_dead_raider_stops_no_walk_and_raids_play_the_same_under_the_same_seed():
+    raid = {"id": "raid", "at_round": 1, "do": "spawn_mobs", "mob": "goblin", "count": 2,
+            "at": {"x": 449, "y": 412, "radius": 1}}
+    task = task_with(events=[raid])
+
+    def play(seed):
+        w = world_of(task, seed)
+        log = []
+        for rnd in range(1, 5):
+            for a in task.agent_ids:
+                log.append(call(w, a, "move_character", x=449 + rnd, y=430).model_dump())
+                log.append(call(w, a, "attack_entity", targetInstance="goblin#100000").model_dump())
+            log.append(w.end_round(rnd).model_dump())
+        return json.dumps(log, sort_keys=True)
+
+    assert play(5) == play(5)
+    w = world_of(task)
+    for m in list(w.mech.spawned.values()):
+        m.hp = 0
+        m.respawn_at = 10**9
+    assert call(w, "agent_1", "move_character", x=449, y=430).effects.move.reached

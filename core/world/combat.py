@@ -186,8 +186,13 @@ class CombatMixin:
         """(index of the step, mob) where a walk along ``steps`` first enters the aggro range of a live aggressive
         mob (the nearest there, then the lowest id), leaving out ``skip`` (the walk's own target) and the mobs in
         range of ``start``; None if it never does. Tiles are looked at only in buckets some aggressive mob can
-        reach (``Movers.danger``): most walks cross none."""
-        if not (self.rules.aggro and self.rules.walk_aggro) or self.max_aggro <= 0:
+        reach (``Movers.danger``): most walks cross none. Mobs a task's event brought (a raid) stop a walk like
+        the world's own (``Mechanics.walk_threats``)."""
+        if not (self.rules.aggro and self.rules.walk_aggro):
+            return None
+        mech = self.mech
+        raiders = mech.walk_threats(start, steps) if mech is not None and mech.spawned else []
+        if self.max_aggro <= 0 and not raiders:
             return None
         zones = self.movers.zones
         ids: set[str] = set()
@@ -199,14 +204,14 @@ class CombatMixin:
                 here = zones.get(b)
                 if here:
                     ids.update(here)
-        if not ids:
+        if not ids and not raiders:
             return None
         mobs, (sx, sy) = self.mobs, start
         best: tuple[int, int, str] | None = None  # (step, distance, mob id) of the first engagement
-        for mid in ids:
-            if mid == skip:
-                continue
-            m = self._mob_at(mobs[mid])
+        found: dict[str, MobState] = {}
+        for m in [*(self._mob_at(mobs[mid]) for mid in ids if mid != skip), *(r for r in raiders if r.id != skip)]:
+            mid = m.id
+            found[mid] = m
             reach = m.type.aggro_range
             if m.respawn_at is not None or abs(m.x - sx) + abs(m.y - sy) <= reach:
                 continue  # dead, or already in range where the walk starts
@@ -219,7 +224,7 @@ class CombatMixin:
                     if best is None or (i, d, mid) < best:
                         best = (i, d, mid)
                     break
-        return (best[0], mobs[best[2]]) if best is not None else None
+        return (best[0], found[best[2]]) if best is not None else None
 
     def _ambushed(self, p: Player, start: tuple[int, int], steps: list[tuple[int, int]], i: int, mob: MobState,
                   eff: Effects, goal: str, reached_goal: bool = False) -> str:

@@ -570,6 +570,16 @@ class Mechanics:
                if m.respawn_at is None and 0 < m.type.aggro_range >= d]
         return sorted(out, key=lambda m: m.id)
 
+    def walk_threats(self, start: tuple[int, int], steps: list[tuple[int, int]]) -> list[MobState]:
+        """Spawned mobs alive and aggressive whose aggro range can reach some tile of a walk (by its box), by id:
+        for the walk's check (combat.py ``_walk_hazard``), which stops a walk entering their range."""
+        xs, ys = [start[0], *(x for x, _ in steps)], [start[1], *(y for _, y in steps)]
+        x0, y0, x1, y1 = min(xs), min(ys), max(xs), max(ys)
+        out = [m for m in self.spawned.values()
+               if m.respawn_at is None and m.type.aggro_range > 0
+               and max(x0 - m.x, 0, m.x - x1) + max(y0 - m.y, 0, m.y - y1) <= m.type.aggro_range]
+        return sorted(out, key=lambda m: m.id)
+
     def mob_note(self, mob_id: str) -> str:
         """What a guarded mob's Nearby row adds."""
         k = self.guards.get(mob_id)
