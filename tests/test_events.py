@@ -292,9 +292,15 @@ def test_raiders_stop_a_walk_that_enters_their_range_like_the_worlds_own_hazards
     w2 = world_of(task)
     hit = call(w2, "agent_1", "attack_entity", targetInstance="goblin#100000")
     assert hit.ok and hit.effects.move.engaged_by is None
-    # walk_aggro off: raiders strike at the tick only
+    # walk_aggro off, or an event that says so: raiders strike at the tick only
     w3 = world_of(task_with(events=[raid], world_rules={"walk_aggro": False}))
     assert call(w3, "agent_1", "move_character", x=449, y=430).effects.move.reached
+    w4 = world_of(task_with(events=[{**raid, "stops_walks": False}]))
+    assert call(w4, "agent_1", "move_character", x=449, y=430).effects.move.reached
+    with pytest.raises(TaskError) as err:
+        task_with(events=[{"at_round": 2, "do": "announce", "message": "m", "at": {"x": 449, "y": 399},
+                           "stops_walks": False}])
+    assert "stops_walks is a field of spawn_mobs" in str(err.value)
 
 
 def test_a_dead_raider_stops_no_walk_and_raids_play_the_same_under_the_same_seed():

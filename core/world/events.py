@@ -124,6 +124,7 @@ class EventSpec(_Spec):
     nodes: list[str] = Field(default_factory=empty_list)  # deplete_node, refill_node (instance ids)
     mob: str | None = None  # spawn_mobs: a mob type key
     count: int = Field(1, ge=1, le=50)  # spawn_mobs: how many
+    stops_walks: bool = True  # spawn_mobs: aggressive raiders stop a walk entering their range (false: tick only)
     at: Place | None = None  # spawn_mobs: where (radius: spread); announce: who hears it (radius, default 40)
     message: str | None = Field(None, max_length=2000)  # announce, change_objective (what the told agents read)
     speaker: str | None = None  # announce, change_objective: who speaks (default: the npc's name, or "Herald")
@@ -146,6 +147,8 @@ class EventSpec(_Spec):
                              "tiles (a list of [x, y]: a road or a passage)")
         if self.tiles and self.do != "close_area":
             raise ValueError(f"tiles is a field of close_area, not of '{self.do}'")
+        if not self.stops_walks and self.do != "spawn_mobs":
+            raise ValueError(f"stops_walks is a field of spawn_mobs, not of '{self.do}'")
         if self.only is not None and (self.do != "close_area" or self.at is None):
             raise ValueError("only (a biome key or 'road') narrows the area of a close_area event given by at")
         return self
@@ -335,6 +338,7 @@ class Mechanics:
         self.start_notes: list[tuple[dict[str, Any], tuple[str, ...], tuple[int, int, int] | None, str]] = []
         self.spawned: dict[str, MobState] = {}
         self.gone: set[str] = set()  # spawned mobs killed (and removed)
+        self.tick_only: set[str] = set()  # spawned mobs that strike at the tick but stop no walk (stops_walks: false)
         self.mob_cells = Cells()
         self.guards: dict[str, int] = {}  # mob id -> k
         self.gates: dict[str, tuple[int, int]] = {}  # portal key -> (k, radius)
@@ -466,6 +470,8 @@ class Mechanics:
             rec["nodes"] = list(e.nodes)
         elif e.do == "spawn_mobs":
             rec["mobs"] = self._spawn(i, e.mob, e.count, place)  # type: ignore[arg-type]
+            if not e.stops_walks:
+                self.tick_only.update(rec["mobs"])
             rec["at"] = list(place[:2])  # type: ignore[index]
         elif e.do == "announce":
             x, y, r = place  # type: ignore[misc]
@@ -576,7 +582,7 @@ class Mechanics:
         xs, ys = [start[0], *(x for x, _ in steps)], [start[1], *(y for _, y in steps)]
         x0, y0, x1, y1 = min(xs), min(ys), max(xs), max(ys)
         out = [m for m in self.spawned.values()
-               if m.respawn_at is None and m.type.aggro_range > 0
+               if m.respawn_at is None and m.type.aggro_range > 0 and m.id not in self.tick_only
                and max(x0 - m.x, 0, m.x - x1) + max(y0 - m.y, 0, m.y - y1) <= m.type.aggro_range]
         return sorted(out, key=lambda m: m.id)
 
