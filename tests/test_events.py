@@ -149,6 +149,19 @@ def test_nodes_are_depleted_and_refilled():
     assert got.ok and got.effects.gained
 
 
+def test_a_finite_node_killed_by_an_event_shows_no_items_left():
+    # Pilots (task_207) read "exhausted, does not come back; 4 item(s) left" on a blighted finite oak: the
+    # row must not promise what a harvest refuses.
+    task = task_with(nodes={"tree#1068": {"total": 4}},
+                     events=[{"id": "blight", "at_round": 2, "do": "deplete_node", "nodes": ["tree#1068"]}])
+    w = world_of(task)
+    row = next(e for e in w.observe("agent_1").nearby if e.id == "tree#1068")
+    assert "4 item(s) left" in row.note
+    w.end_round(1)
+    row = next(e for e in w.observe("agent_1").nearby if e.id == "tree#1068")
+    assert "exhausted" in row.note and "left" not in row.note
+
+
 def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_it():
     events = [{"id": "bigger_order", "when": {"holds": "stick", "count": 2, "by": "wizard"}, "do": "change_objective",
                "check": "three staffs by the wizard", "set": {"count": 4}, "tell": ["wizard"],

@@ -234,8 +234,8 @@ class ObservationMixin:
             if ref.respawn_at is not None:
                 note += ("; exhausted, does not come back" if ref.respawn_at >= NEVER
                          else f"; depleted, back in {max(1, ref.respawn_at - self.round)} rounds")
-            if ref.total is not None:
-                note += finite_note(ref)
+            if ref.total is not None and not (ref.respawn_at is not None and ref.respawn_at >= NEVER):
+                note += finite_note(ref)  # (an exhausted node shows no count: an event may have killed it with items left)
             return _row(kind=kind, id=eid, name=nt.name, x=ref.x, y=ref.y, distance=d, level=nt.level,
                         hp=None, max_hp=None, note=note)
         if kind == "mob":
