@@ -268,3 +268,18 @@ def test_no_roles_keeps_checks_that_name_a_role_on_the_same_agents():
             assert "role" not in after.params
             assert after.params["agents"] == [a.agent_id for a in task.agents if a.role == role]
     assert all(a.role == "" for a in flat.agents)
+
+
+def test_no_communication_keeps_facts_an_agent_was_told_before_the_episode():
+    # A no-communication pilot of task_521 lost the keeper's one fact: "A fisher told you where the relic
+    # washed up: on Palm Isle at (971,243)." went with the promises of messages the variant removes.
+    from agentworld.core.tasks.variants import without_talk
+
+    fact = "A fisher told you where the relic washed up: on Palm Isle at (971,243)."
+    assert without_talk(fact + " The porters do not know.") == fact + " The porters do not know."
+    for promise in ("The scouts do not know the posts until told.", "If the need changes, you will be told.",
+                    "The steward tells you which nodes to work.", "Ask the smith for a blade."):
+        assert without_talk(promise + " Keep the fire.") == "Keep the fire.", promise
+    task = find_task("task_521_saltmarsh_last_ferry")
+    keeper = apply_variant(task, "no_communication").agents[0]
+    assert "(971,243)" in keeper.guideline

@@ -166,8 +166,11 @@ def _chat_removed(task: Task, seed: int, param: str | None) -> Task:
     return _copy(task, **update)
 
 
-# words of a clause that promises or asks for a message (a clause with one is untrue without chat)
-_TALK = re.compile(r"\b(?:tell|tells|told|telling|ask|asks|asked|chat|chats|say|says|said|message|messages|"
+# words of a clause that promises or asks for a message (a clause with one is untrue without chat). "told"
+# only as a promise ("until told", "you will be told"): "A fisher told you where it lies" is a fact the agent
+# has, and dropping it would take the fact away (a no-communication pilot of task_521 lost it).
+_TALK = re.compile(r"\b(?:tell|tells|(?:be|been|being|until|are|is|get|gets) told|telling|ask|asks|asked|chat|chats|"
+                   r"say|says|said|message|messages|"
                    r"announce|announces|report|reports|let (?:\w+ )?know|lets (?:\w+ )?know|send_chat_message)\b",
                    re.IGNORECASE)
 _CLAUSE_END = re.compile(r"(?<=[.;!?])\s+")
