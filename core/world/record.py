@@ -43,7 +43,7 @@ def adapter(cls: type[R]) -> TypeAdapter[R]:
 
 def to_json(value: Record) -> bytes:
     """The record as UTF-8 JSON, every field, in the class's order (what ``model_dump_json`` gives, as bytes)."""
-    return adapter(type(value)).dump_json(value)
+    return adapter(type(value)).serializer.to_json(value)  # the adapter's SchemaSerializer: no keyword handling
 
 
 @overload
