@@ -74,7 +74,7 @@ def test_dumps_are_the_models_dumps():
     obs = Observation(agent_id="agent_1", username="ann", x=3, y=4, biome="forest", hp=9, max_hp=10,
                       inventory=[InvItem(index=0, key="logs", name="Logs", count=2)],
                       chat=[ChatMessage(round=1, sender="bob", text="hi", scope="team")])
-    assert obs.model_dump()["inventory"] == [{"index": 0, "key": "logs", "name": "Logs", "count": 2}]
+    assert obs.model_dump()["inventory"] == [{"index": 0, "key": "logs", "name": "Logs", "count": 2, "slots": None}]
     assert to_json(obs) == obs.model_dump_json().encode()
     text = obs.render("json")
     assert '"place"' not in text and json.loads(text)["chat"][0]["sender"] == "bob"  # exclude_none
