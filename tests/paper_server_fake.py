@@ -640,6 +640,7 @@ class FakePaperServer:
         self._timer: threading.Timer | None = None
         self._conns: set[socket.socket] = set()  # open keep-alive connections (a stopped server drops them)
         self._stop_after: str | None = None
+        self._stopping: threading.Thread | None = None
 
     @property
     def url(self) -> str:
@@ -655,6 +656,9 @@ class FakePaperServer:
             self._fail += [(status, path)] * count
 
     def start(self) -> "FakePaperServer":
+        if self._stopping is not None:  # a stop_after stop still under way: let it finish first
+            self._stopping.join(timeout=10)
+            self._stopping = None
         handler = _make_handler(self)
         ThreadingHTTPServer.allow_reuse_address = True
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
@@ -671,18 +675,21 @@ class FakePaperServer:
 
     def stop(self) -> None:
         """Stop serving (the game state is kept: ``start()`` serves it again on the same port)."""
+        # take what this stop ends before anything else: a stop_after stop runs in its own thread, and a
+        # start() that follows must not have its new server's thread or connections ended by it
         httpd, self._httpd = self._httpd, None
+        thread, self._thread = self._thread, None
+        conns = list(self._conns)
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()
-        for conn in list(self._conns):  # like a killed process: clients see their connections reset
+        for conn in conns:  # like a killed process: clients see their connections reset
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if thread is not None:
+            thread.join(timeout=5)
 
     def close(self) -> None:
         self.stop()
@@ -727,7 +734,8 @@ class FakePaperServer:
                 return exc.status, exc.body
             if self._stop_after == path:
                 self._stop_after = None
-                threading.Thread(target=self.stop, daemon=True).start()
+                self._stopping = threading.Thread(target=self.stop, daemon=True)
+                self._stopping.start()
         return 200, {"status": "success", **out}
 
 

@@ -114,7 +114,7 @@ def test_a_server_killed_mid_episode_is_an_infrastructure_error_and_resume_finis
     res = run("run", "--resume", str(out), "--no-progress")
     assert res.exit_code == 0, res.output
     [r] = results(out)
-    assert r["success"] and r["infra_errors"] == 0
+    assert r["success"] and r["infra_errors"] == 0, {k: r.get(k) for k in ("end_reason", "message", "rounds", "infra_errors", "checkpoints")}
 
 
 @pytest.mark.anyio
