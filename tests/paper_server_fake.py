@@ -641,6 +641,7 @@ class FakePaperServer:
         self._conns: set[socket.socket] = set()  # open keep-alive connections (a stopped server drops them)
         self._stop_after: str | None = None
         self._stopping: threading.Thread | None = None
+        self._stop_due = False
 
     @property
     def url(self) -> str:
@@ -732,11 +733,18 @@ class FakePaperServer:
                     return 404, {"status": "error", "message": f"No endpoint {method} {path}"}
             except Refused as exc:
                 return exc.status, exc.body
-            if self._stop_after == path:
+            if self._stop_after == path:  # stopped once this answer is sent (see answered)
                 self._stop_after = None
-                self._stopping = threading.Thread(target=self.stop, daemon=True)
-                self._stopping.start()
+                self._stop_due = True
         return 200, {"status": "success", **out}
+
+    def answered(self) -> None:
+        """An answer went out: a due ``stop_after`` stop begins now, so the client has its answer first."""
+        with self.lock:
+            due, self._stop_due = self._stop_due, False
+        if due:
+            self._stopping = threading.Thread(target=self.stop, daemon=True)
+            self._stopping.start()
 
 
 def _make_handler(server: FakePaperServer) -> type[BaseHTTPRequestHandler]:
@@ -765,6 +773,8 @@ def _make_handler(server: FakePaperServer) -> type[BaseHTTPRequestHandler]:
                     return
             status, out = server.handle(method, parts.path, query, body if isinstance(body, dict) else {})
             self._send(status, out)
+            self.wfile.flush()
+            server.answered()
 
         def _send(self, status: int, out: dict[str, Any]) -> None:
             data = json.dumps(out).encode()
