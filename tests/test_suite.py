@@ -87,8 +87,9 @@ def test_long_horizon_plans(suite):
     short = [(t.id, plan_rounds(t)) for t in suite if plan_rounds(t) < 10]
     assert not short, short
     ratios = [(t.id, t.rounds / plan_rounds(t)) for t in suite]
-    # suite v3's designs budget 1.25x to 1.6x of their fastest plan; the v2 families' 1.5x to 3x
-    assert all(1.25 <= r <= 3.0 for _, r in ratios), [x for x in ratios if not 1.25 <= x[1] <= 3.0]
+    # suite v3 budgets 1.25x to 1.6x of the fastest known solution, which can be much shorter than the plan
+    # (task_05_survey: a 23-round plan compresses to 17, budget 25): the plan must fit, and 3x is the v2 ceiling
+    assert all(1.0 <= r <= 3.0 for _, r in ratios), [x for x in ratios if not 1.0 <= x[1] <= 3.0]
 
 
 def test_hand_offs(suite):
