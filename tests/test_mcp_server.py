@@ -520,9 +520,15 @@ async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path
 
 async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accepted(tmp_path):
     from agentworld.core.play.mcp_sdk import McpError, read_timeout
+    from agentworld.core.play.policies import PolicyTeam, make_policy
 
-    ep, _ = relay_episode(tmp_path, turn_timeout=60)  # no turn here is meant to time out
-    async with EpisodeMcpServer(ep, turn_timeout=60, progress_every=0.1) as server:
+    # no turn here is meant to time out (a seat left silent would hold its round for the turn timeout): carol
+    # is played in process, and alice takes her turn of round 2 (sleep) while bob's second call waits
+    external = ExternalSeatsTeam(turn_timeout=60)
+    carol = PolicyTeam(make_policy("oracle", 0, relay_task()))
+    ep, _ = relay_episode(tmp_path, turn_timeout=60,
+                          routes={"agent_1": external, "agent_2": external, "agent_3": carol})
+    async with EpisodeMcpServer(ep, turn_timeout=60, progress_every=0.1, players={"agent_3": "oracle"}) as server:
         async with mcp_session(server.url, server.token("agent_1")) as alice, \
                 mcp_session(server.url, server.token("agent_2")) as bob:
             run = asyncio.create_task(ep.run())
@@ -539,7 +545,10 @@ async def test_a_call_whose_client_gave_up_never_runs_and_the_next_call_is_accep
             second = asyncio.create_task(bob.call_tool("sleep", {"seconds": 6}, progress_callback=on_progress))
             await until(lambda: progress, "a progress note to bob's waiting call")  # it waits while alice thinks
             await alice.call_tool("transfer_items", {"targetPlayer": "bob", "itemKey": "logs", "count": 3})
+            # bob's answer comes when his next turn opens, after alice's turn of round 2
+            alice_waits = asyncio.create_task(alice.call_tool("sleep", {}))
             r = await second
+            alice_waits.cancel()
             assert not is_error(r), r.content[0].text
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError):
