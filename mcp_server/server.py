@@ -432,23 +432,24 @@ class EpisodeMcpServer:
         structured: dict[str, Any] = {"ok": result.ok, "error": result.error, "result": result.text,
                                       "executed": executed}
         if shows:
-            outcome = self.tracker.outcome if self.tracker.finished else None
-            if outcome is not None:
-                text += f"\n\nThe episode is over: {outcome.text()}."
-                self.told.add(agent)
-            # the observation as data only when asked for: it is twice the text's size, and a client's
-            # JSON-RPC parsing of it (the SDK's message union, tried member by member) costs the chain of
-            # calls more than all the rest of a result
-            if nxt is not None:  # the observation of the seat's next turn, as the episode rendered it
-                text += "\n\n--- Your observation now ---\n" + nxt.observation_text
-                if observation_data:
-                    structured["observation"] = nxt.observation.model_dump(mode="json", exclude_none=True)
+            # the observation of the seat's next turn, as the episode rendered it, else the seat's view now
+            if nxt is not None:
+                obs, obs_text = nxt.observation, nxt.observation_text
             else:
                 obs = self.observation(agent)
-                if obs is not None:
-                    text += "\n\n--- Your observation now ---\n" + obs.render_text()
-                    if observation_data:
-                        structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
+                obs_text = obs.render_text() if obs is not None else None
+            outcome = self.tracker.outcome if self.tracker.finished else None
+            if outcome is not None:
+                if obs is None or obs.over is None:  # an observation at the end opens with the outcome itself
+                    text += f"\n\nThe episode is over: {outcome.text()}."
+                self.told.add(agent)
+            if obs is not None:
+                text += "\n\n--- Your observation now ---\n" + obs_text
+                # the observation as data only when asked for: it is twice the text's size, and a client's
+                # JSON-RPC parsing of it (the SDK's message union, tried member by member) costs the chain of
+                # calls more than all the rest of a result
+                if observation_data:
+                    structured["observation"] = obs.model_dump(mode="json", exclude_none=True)
         structured["turn"] = self.tracker.whose_turn()
         structured["episode"] = self.episode_state()
         structured["active"] = self.tracker.is_active(agent) and not self.tracker.finished

@@ -54,6 +54,8 @@ def test_move_reaches_target_and_follows_a_path_round_the_wall():
     assert r.ok and r.effects.move.reached and r.effects.move.end == (20, 5)
     assert r.effects.move.path_length > abs(20 - 6) + abs(5 - 6) + 20
     assert (w.player_state("agent_1").x, w.player_state("agent_1").y) == (20, 5)
+    # players plan by |dx|+|dy|: the result says the way went round, and by how much
+    assert f"The path bent round obstacles: {r.effects.move.path_length} tiles walked, 15 as |dx|+|dy|." in r.text
 
 
 def test_move_is_truncated_to_move_range():
@@ -61,7 +63,7 @@ def test_move_is_truncated_to_move_range():
     r = w.move_character("agent_1", 6, 28)
     assert r.ok and not r.effects.move.reached and r.effects.move.path_length == 10
     assert r.effects.move.end == (6, 16)
-    assert "again to continue" in r.text
+    assert "again to continue" in r.text and "bent round" not in r.text  # a straight walk says nothing more
     assert not w.move_character("agent_1", 6, 28).effects.move.reached
     r3 = w.move_character("agent_1", 6, 28)
     assert r3.effects.move.reached and r3.effects.move.end == (6, 28) and r3.effects.move.path_length == 2

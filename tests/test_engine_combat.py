@@ -124,6 +124,9 @@ def test_tick_aggro_attacks_agents_in_range_only_and_can_be_disabled():
     for rnd in range(1, 6):
         causes |= {(h.agent, h.cause) for h in w.end_round(rnd).effects.hp if h.cause.startswith("aggro")}
     assert ("near", "aggro:wolf#1") in causes and not any(a == "far" for a, _ in causes)
+    # the note gives HP as the hit left it and says why the status line (after regeneration) shows more
+    hit = next(n for n in w.observe("near").notes if "attacked you for" in n)
+    assert "after the hit, before the round's regeneration of 1)" in hit, hit
     quiet = make_world(rules={"aggro": False}, players=[spec("near", "near", 22, 20)])
     assert not any(h.cause.startswith("aggro") for rnd in range(1, 6) for h in quiet.end_round(rnd).effects.hp)
 

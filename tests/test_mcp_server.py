@@ -505,6 +505,7 @@ async def test_chat_notes_and_deaths_reach_the_seat_and_the_end_is_told(tmp_path
     # alice's result came when the episode ended: it tells the outcome and carries bob's chat, sent after her turn
     a = seen["alice"]
     assert "Gave 3 logs to bob" in a.content[0].text and "The episode is over: success" in a.content[0].text
+    assert a.content[0].text.count("The episode is over") == 1, a.content[0].text  # said once, not twice
     assert [m["text"] for m in structured_content(a)["observation"]["chat"]] == ["thanks alice, the logs are here"]
     assert structured_content(a)["episode"]["over"] and structured_content(a)["episode"]["success"]
     assert structured_content(a)["episode"]["end_reason"] == "verifier_passed"

@@ -289,12 +289,18 @@ class CombatMixin:
         if dmg is not None:
             lines.append(f"{mob.id} hit {p.agent_id} for {dmg}")
             p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you for {dmg} at the end of round "
-                           f"{self.round} (HP {p.hp}/{self._max_hp(p)}).")
+                           f"{self.round} (HP {p.hp}/{self._max_hp(p)} after the hit{self._before_regen()}).")
             if p.hp <= 0:
                 text = self._agent_dies(p, f"aggro:{mob.id}", eff)
                 lines.append(f"{p.agent_id} died: {text}")
         else:
             p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you and missed.")
+
+    def _before_regen(self) -> str:
+        # the hit lands in the round's tick before regeneration, so the status line a player reads next shows
+        # more HP than the note: say why the two figures differ
+        r = self.rules.hp_regen_per_round
+        return f", before the round's regeneration of {r}" if r else ""
 
     def _bonus(self, p: Player) -> dict[str, int]:
         """Equipment bonus per combat stat (the fields of ``ItemStats``), summed over what is worn."""

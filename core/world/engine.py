@@ -47,6 +47,13 @@ REACH_ADJACENT = 1  # harvest and melee happen from a tile next to the target
 PLAYER_CELL = 4  # side of the buckets of the player index
 
 
+
+def _bends(start: tuple[int, int], end: tuple[int, int], walked: int) -> str:
+    """What a walk result adds when the path went round something: players plan by |dx|+|dy| (the brief's
+    rule) and otherwise wonder why 60 tiles of walking moved them 57."""
+    straight = _dist(*start, *end)
+    return "" if walked == straight else f" The path bent round obstacles: {walked} tiles walked, {straight} as |dx|+|dy|."
+
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None,
                  mechanics: "TaskMechanics | None" = None, mobs: dict[str, dict] | None = None,
@@ -251,11 +258,13 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
         reached = len(path) <= mr
         move = Move(start=start, end=(p.x, p.y), path_length=len(steps), reached=reached)
+        bends = _bends(start, (p.x, p.y), len(steps))
         if reached:
-            text = f"{said}Walked {len(steps)} tiles to ({x},{y})."
+            text = f"{said}Walked {len(steps)} tiles to ({x},{y}).{bends}"
         else:
             text = (f"{said}Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
-                    f"{len(path) - len(steps)} tiles of path left. Call move_character(x={x}, y={y}) again to continue.")
+                    f"{len(path) - len(steps)} tiles of path left.{bends} Call move_character(x={x}, y={y}) again "
+                    "to continue.")
         return engine_result(text, effects=engine_effects(move=move, target=f"{x},{y}"))
 
     def send_chat_message(self, agent_id: str, message: str, global_: bool = False) -> ToolResult:

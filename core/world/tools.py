@@ -292,7 +292,9 @@ TOOLS: dict[str, ToolSpec] = {
             EquipArgs, lambda w, a, p: w.equip_item(a, p.index, p.item_key), "equip_item(index=2)"),
         ToolSpec(
             "harvest_resource",
-            "Gather a tree, rock, fishing spot or plant from the Nearby list until it is depleted. You walk "
+            "Gather a tree, rock, fishing spot or plant from the Nearby list: one call makes all its gathers "
+            "until it is depleted for now (a few items; a better tool sometimes gives one more per gather) or "
+            "your bags are full. A node that never regrows shows in Nearby how many items it has left. You walk "
             "next to it first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
             "your inventory or equipped and the skill level shown. Items go to your inventory.",
             TargetArgs, lambda w, a, p: w.harvest_resource(a, p.target_instance),
