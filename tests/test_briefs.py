@@ -88,7 +88,7 @@ def test_validate_refuses_an_objective_whose_receiver_no_check_tests(tmp_path):
 
 
 def test_validate_refuses_holding_an_item_that_cannot_be_held_and_unknown_item_keys(tmp_path):
-    raw = _task_yaml("task_82_goldfield_beacons")
+    raw = _task_yaml("task_88_dock_beacons")
     raw["objectives"]["primary"] = "In one round, every keeper stands at its own beacon post holding a torch."
     raw["agent_2"]["guideline"] += " craft_item(skill='Crafting', itemKey='torchh', count=4)."
     code, out = _validate(tmp_path, raw)
@@ -126,7 +126,7 @@ async def test_a_walk_that_ends_on_a_post_says_whose_post_it_is():
     from agentworld.core.play.episode import Episode, posts_of
     from agentworld.core.play.protocol import Team, Turn, TurnOutcome
 
-    task = find_task("task_82_goldfield_beacons")
+    task = find_task("task_88_dock_beacons")
     posts = posts_of(task)
     other_post = next(t for t, o in posts.items() if o[1] == "keeper_2")
     own_post = next(t for t, o in posts.items() if o[1] == "keeper_1")
