@@ -177,6 +177,18 @@ def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_
     assert plain.success
 
 
+def test_two_changes_told_in_one_message_show_it_once():
+    # an order that grows in two checks at once, told in one message: the player reads it once, not twice
+    msg = "The circle needs four staffs now, and sooner."
+    events = [{"id": f"grow_{i}", "at_round": 2, "do": "change_objective", "check": "three staffs by the wizard",
+               "set": {"count": 4}, "tell": ["wizard"], "message": msg} for i in (1, 2)]
+    w = world_of(task_with(events=events))
+    w.end_round(1)
+    w.end_round(2)
+    notes = w.observe("agent_3").notes
+    assert sum(msg in n for n in notes) == 1, notes
+
+
 def _play_oracle(task, seed=0):
     import tempfile
 

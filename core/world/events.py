@@ -59,6 +59,13 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
+
+def _tell(p: "Player", note: str) -> None:
+    """Give a player an event's note once: two events of one round that say the same (an order that grows
+    in two checks, told in one message) would otherwise show the player the same line twice."""
+    if note not in p.notes:
+        p.notes.append(note)
+
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -479,7 +486,7 @@ class Mechanics:
             note = f"{speaker} announces at ({x},{y}) (round {rnd}): {e.message}"
             heard = [p for p in w.players.values() if p.active and p.alive and _dist(p.x, p.y, x, y) <= r]
             for p in heard:
-                p.notes.append(note)
+                _tell(p, note)
             if cause == "at the start":
                 self.start_notes.append((rec, (), place, note))
             rec["heard_by"] = [p.agent_id for p in heard]
@@ -501,7 +508,7 @@ class Mechanics:
                 aid = w.by_username.get(a, a)
                 p = w.players.get(aid)
                 if p is not None and p.alive:
-                    p.notes.append(note)
+                    _tell(p, note)
                     told.append(aid)
             rec.update(check=ref, set=dict(e.set or {}), told=told)
             if cause == "at the start":
@@ -535,7 +542,7 @@ class Mechanics:
         for rec, refs, place, note in self.start_notes:
             if (p.agent_id in refs or p.username in refs) if place is None else \
                     _dist(p.x, p.y, place[0], place[1]) <= place[2]:
-                p.notes.append(note)
+                _tell(p, note)
                 rec["heard_by" if place is not None else "told"].append(p.agent_id)
 
     def _exhaust(self, nid: str) -> None:
