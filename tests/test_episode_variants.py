@@ -208,8 +208,9 @@ async def test_short_horizon_overrides_the_round_budget():
 
 def test_episode_plays_a_task_its_caller_already_transformed():
     # the runner transforms once (to build the team for that task) and hands the result in as played_task;
-    # a second transform would move random spawns again
-    t = find_task("task_08_convoy")
+    # a second transform would move random spawns again (task_01_staff: random_spawn applies to it; task_08_convoy's
+    # trades now work in five regions, and walking back from spawns near the team's centre takes it past its budget)
+    t = find_task("task_01_staff")
     played = apply_variant(t, "random_spawn", seed=1)
     ep = Episode(t, Recorder(), variant="random_spawn", seed=1, played_task=played)
     assert ep.task is played and ep.base_task is t
@@ -218,7 +219,7 @@ def test_episode_plays_a_task_its_caller_already_transformed():
 
 
 def test_random_spawn_is_seeded_walkable_and_near():
-    t = find_task("task_08_convoy")
+    t = find_task("task_36_saltmarsh_wolves")  # 10 agents (task_08_convoy's trades now span five regions: n/a)
     a = apply_variant(t, "random_spawn", seed=1)
     b = apply_variant(t, "random_spawn", seed=1)
     c = apply_variant(t, "random_spawn", seed=2)
