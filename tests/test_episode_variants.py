@@ -258,7 +258,7 @@ async def test_oracle_still_solves_under_runtime_variants():
 
 
 def test_no_roles_keeps_checks_that_name_a_role_on_the_same_agents():
-    task = next((t for t in (find_task(i) for i in ("task_36_saltmarsh_wolves",))
+    task = next((t for t in (find_task(i) for i in ("task_321_hearthmoor_four_roads",))
                  if any(c.params.get("role") for c in t.verifier.checks)), None)
     if task is None:
         pytest.skip("no shipped task names a role in its verifier")

@@ -209,7 +209,7 @@ def _final_inventory(final: dict, agent: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("task_id,mob,item", [("task_17_wolf_archer", "wolf", "bronze_arrow"),
-                                               ("task_36_saltmarsh_wolves", "wolf", None),
+                                               ("task_321_hearthmoor_four_roads", "ghoul", None),
                                                ("task_14_prospector", None, "pickaxe")])
 async def test_the_paper_helpers_score_real_episodes(task_id: str, mob: str | None, item: str | None, tmp_path: Path):
     task = find_task(task_id)
