@@ -334,7 +334,9 @@ TOOLS: dict[str, ToolSpec] = {
             ChatArgs, lambda w, a, p: w.chat(a, p.message), "chat(message='Meet at the forge')", is_chat=True),
         ToolSpec(
             "transfer_items",
-            "Give items from your inventory to a teammate standing within transfer range (see the rules in your brief).",
+            "Give items from your inventory to a teammate standing within transfer range (see the rules in your "
+            "brief). The teammate need do nothing to receive them: they are in its inventory at once, and its "
+            "next observation says who gave what.",
             TransferArgs, lambda w, a, p: w.transfer_items(a, p.target_player, p.item_key, p.count),
             "transfer_items(targetPlayer='woodworker', itemKey='logs', count=5)"),
     ]
