@@ -69,6 +69,7 @@ def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
     one = call(w, "agent_1", "pickup_resource", targetInstance="load#1")
     two = call(w, "agent_2", "pickup_resource", targetInstance="load#1")
     assert one.ok and "too heavy" in one.text and "now 2" in two.text and not two.effects.gained
+    assert "when 2 more pick it up before the round ends" in one.text and "when 1 more" in two.text
     w.end_round(1)
     for a in ("agent_1", "agent_2"):
         assert "too heavy" in call(w, a, "pickup_resource", targetInstance="load#1").text

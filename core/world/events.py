@@ -687,7 +687,9 @@ class Mechanics:
             return None
         names = ", ".join(players[a].username for a in who)
         return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players "
-                             f"picking it up in the same round, standing by it; now {len(who)} ({names}).", effects=eff)
+                             f"picking it up in the same round, standing by it; now {len(who)} ({names}). Your hold counts for this "
+                             f"round: when {k - len(who)} more pick it up before the round ends, the last of "
+                             "them carries it.", effects=eff)
 
     def snapshot(self) -> dict[str, Any]:
         return {"closed_portals": {k: v[0] for k, v in sorted(self.closed.items())},
