@@ -69,6 +69,7 @@ async def test_no_communication_removes_chat_tools():
     assert ev.error == "unknown_tool" and "chat is disabled" in ev.result
     brief = team.turns[0].system_prompt  # no word of chat: nothing it says may be untrue without it
     assert "chat" not in brief.lower() and "sleep uses your turn but not your action budget" in brief
+    assert "nobody can send or receive messages in this game" in brief  # the rules say so, not only the tools
 
 
 async def test_oracle_communication_delivers_everything_to_agent_1():
@@ -219,7 +220,7 @@ def test_episode_plays_a_task_its_caller_already_transformed():
 
 
 def test_random_spawn_is_seeded_walkable_and_near():
-    t = find_task("task_36_saltmarsh_wolves")  # 10 agents (task_08_convoy's trades now span five regions: n/a)
+    t = find_task("task_119_oakridge_survey")  # 10 agents spawned together (task_36, used before, is retired)
     a = apply_variant(t, "random_spawn", seed=1)
     b = apply_variant(t, "random_spawn", seed=1)
     c = apply_variant(t, "random_spawn", seed=2)
