@@ -66,7 +66,7 @@ class EquipArgs(ToolArgs):
 
 class TargetArgs(ToolArgs):
     target_instance: str = Field(alias="targetInstance", min_length=1, max_length=ID_MAX,
-                                 description="Instance id from the Nearby list.")
+                                 description="Instance id: from your Nearby list, or one you were told.")
 
     @field_validator("target_instance", mode="before")
     @classmethod
@@ -292,8 +292,8 @@ TOOLS: dict[str, ToolSpec] = {
             EquipArgs, lambda w, a, p: w.equip_item(a, p.index, p.item_key), "equip_item(index=2)"),
         ToolSpec(
             "harvest_resource",
-            "Gather a tree, rock, fishing spot or plant from the Nearby list: one call makes all its gathers "
-            "until it is depleted for now (a few items; a better tool sometimes gives one more per gather) or "
+            "Gather a tree, rock, fishing spot or plant by its id (from Nearby, or one you were told): one "
+            "call makes all its gathers until it is depleted for now (a few items; a better tool sometimes gives one more per gather) or "
             "your bags are full. A node that never regrows shows in Nearby how many items it has left. You walk "
             "next to it first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
             "your inventory or equipped and the skill level shown. Items go to your inventory.",
@@ -306,7 +306,7 @@ TOOLS: dict[str, ToolSpec] = {
             "pickup_resource(targetInstance='ground#17')"),
         ToolSpec(
             "attack_entity",
-            "Walk to a mob from the Nearby list and fight it until it or you die (you eat food automatically "
+            "Walk to a mob by its id (from Nearby, or one you were told) and fight it until it or you die (you eat food automatically "
             "when low on HP). Its loot goes to your inventory. You can die: check its level first.",
             TargetArgs, lambda w, a, p: w.attack_entity(a, p.target_instance),
             "attack_entity(targetInstance='goblin#3')"),
