@@ -293,8 +293,8 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "harvest_resource",
             "Gather a tree, rock, fishing spot or plant by its id (from Nearby, or one you were told): one "
-            "call makes all its gathers until it is depleted for now (a few items; a better tool sometimes gives one more per gather) or "
-            "your bags are full. A node that never regrows shows in Nearby how many items it has left. You walk "
+            "call makes all its gathers until it is depleted for now (a few items; a better tool sometimes "
+            "gives one more per gather) or your bags are full. A node that never regrows shows in Nearby how many items it has left. You walk "
             "next to it first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
             "your inventory or equipped and the skill level shown. Items go to your inventory.",
             TargetArgs, lambda w, a, p: w.harvest_resource(a, p.target_instance),
@@ -306,8 +306,8 @@ TOOLS: dict[str, ToolSpec] = {
             "pickup_resource(targetInstance='ground#17')"),
         ToolSpec(
             "attack_entity",
-            "Walk to a mob by its id (from Nearby, or one you were told) and fight it until it or you die (you eat food automatically "
-            "when low on HP). Its loot goes to your inventory. You can die: check its level first.",
+            "Walk to a mob by its id (from Nearby, or one you were told) and fight it until it or you die "
+            "(you eat food automatically when low on HP). Its loot goes to your inventory. You can die: check its level first.",
             TargetArgs, lambda w, a, p: w.attack_entity(a, p.target_instance),
             "attack_entity(targetInstance='goblin#3')"),
         ToolSpec(
