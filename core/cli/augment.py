@@ -27,7 +27,7 @@ def default_out() -> Path:
 @click.command("augment")
 @click.option("--task", "task_ids", multiple=True, help="Only these main tasks (repeatable) [default: the main suite].")
 @click.option("--target", type=click.IntRange(1, 10_000), default=100, show_default=True,
-              help="How many proven variants to keep (deterministic mode).")
+              help="Stop after this many proven variants, one per main task (deterministic mode).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write [default: the shipped tasks/augmented].")
 @click.option("--model", help="Ask this model (provider:model, OpenAI-compatible) to propose variants instead.")
@@ -36,8 +36,10 @@ def default_out() -> Path:
 @click.option("--proposals", type=click.IntRange(1, 20), default=1, show_default=True,
               help="Proposals asked per task (with --model).")
 @click.option("--dry-run", is_flag=True, help="Generate and prove, write nothing.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Main tasks worked on at once (worker processes); the result is the same.")
 def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model: str | None, base_url: str | None,
-                api_key_env: str | None, proposals: int, dry_run: bool) -> None:
+                api_key_env: str | None, proposals: int, dry_run: bool, jobs: int) -> None:
     """Generate the augmented suite: harder variants of the main tasks (objective, spawns, starting items,
     team size), each proven like a main task. Exit 1 if fewer than --target were kept."""
     from ..console import make_console
@@ -72,7 +74,7 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
                         con.print(f"  wrote {write_task(aug, out)}")
         con.print(f"{kept} of {len(sources) * proposals} proposals kept in {time.perf_counter() - t0:.0f} s")
         return
-    augmented = generate(sources, target=target, progress=progress)
+    augmented = generate(sources, target=target, progress=progress, jobs=jobs)
     if not dry_run:
         write_suite(augmented, out, sources)
     con.print(f"{len(augmented)} proven variants of {len(sources)} main tasks in {time.perf_counter() - t0:.0f} s"
