@@ -44,7 +44,7 @@ CASES = [
     ("task_16_ice_cavern", "random", 0, "random_spawn"),
     ("task_17_wolf_archer", "oracle", 4, "single_agent"),
     ("task_35_fletchers_guild", "random", 1, "shared_plan"),
-    ("task_46_crypt_wolves", "oracle", 3, "vanilla"),
+    ("task_44_oakridge_wolves", "oracle", 3, "vanilla"),
     ("task_119_oakridge_survey", "random", 2, "no_roles"),
     ("scale:100", "random", 0, "vanilla"),
     ("packed:60", "random", 1, "vanilla"),

@@ -77,11 +77,11 @@ def test_a_bad_design_id_is_refused_with_the_fix(bad, fix):
 
 
 def test_build_writes_the_family_as_design_and_the_walk_aggro_opt_out(build):
-    (doc, variant), = build.family_variants(build.FAMILIES / "hunt.yaml", {"task_46_crypt_wolves"})
+    (doc, variant), = build.family_variants(build.FAMILIES / "provisions.yaml", {"task_06_provisions"})
     assert variant["walk_aggro"] is False
-    _, text = build.build_task("hunt", doc, variant)
+    _, text = build.build_task("provisions", doc, variant)
     loaded = yaml.safe_load(text)
-    assert loaded["design"] == "hunt" and loaded["world_rules"] == {"walk_aggro": False}
+    assert loaded["design"] == "provisions" and loaded["world_rules"] == {"walk_aggro": False}
     assert "\n# Issue 26: this task's reference plan walks through aggressive mobs' range" in text
     assert "\nworld_rules: {walk_aggro: false}\nverifier:" in text
     (doc, variant), = build.family_variants(build.FAMILIES / "hunt.yaml", {"task_44_oakridge_wolves"})
