@@ -114,6 +114,24 @@ def test_a_raid_spawns_mobs_that_are_seen_fought_and_stay_dead():
     assert ids[1] in w.snapshot()["mechanics"]["spawned_mobs"]
 
 
+def test_a_raider_nobody_has_seen_cannot_be_targeted_by_guessing_its_id():
+    # spawned ids follow a pattern: one out of everybody's view answers like an id that does not exist, and
+    # once a player has had it in view (here: walked up to it), anyone may name it
+    task = task_with(events=[{"id": "raid", "at_round": 2, "do": "spawn_mobs", "mob": "chicken", "count": 1,
+                              "at": {"x": 478, "y": 400, "radius": 3}}])
+    w = world_of(task)
+    [mid] = w.end_round(1).events[0]["mobs"]
+    raider = w.mech.spawned[mid]
+    assert all(abs(q.x - raider.x) + abs(q.y - raider.y) > w.rules.view_radius for q in w.players.values())
+    guessed = call(w, "agent_1", "attack_entity", targetInstance=mid)
+    assert guessed.error == "unknown_target" and f"No mob with id '{mid}'" in guessed.text
+    walk(w, "agent_2", raider.x - 8, raider.y)  # agent_2 has it in view now
+    told = call(w, "agent_1", "attack_entity", targetInstance=mid)
+    assert told.ok and told.effects.kills and told.effects.kills[0].instance == mid
+    again = call(w, "agent_3", "attack_entity", targetInstance=mid)
+    assert "it does not come back" in again.text
+
+
 def test_killing_a_raider_can_trigger_the_next_event():
     task = task_with(events=[{"id": "raid", "at_round": 2, "do": "spawn_mobs", "mob": "chicken", "count": 1,
                               "at": {"x": 449, "y": 402}},
@@ -315,6 +333,7 @@ def test_raiders_stop_a_walk_that_enters_their_range_like_the_worlds_own_hazards
     assert on.ok and on.effects.move.engaged_by is None
     # a walk to the raider itself is not stopped by it (the target of an attack never stops the walk to it)
     w2 = world_of(task)
+    call(w2, "agent_2", "move_character", x=449, y=430)  # a teammate has it in view (an id no guess)
     hit = call(w2, "agent_1", "attack_entity", targetInstance="goblin#100000")
     assert hit.ok and hit.effects.move.engaged_by is None
     # walk_aggro off, or an event that says so: raiders strike at the tick only

@@ -294,7 +294,8 @@ class CombatMixin:
                 text = self._agent_dies(p, f"aggro:{mob.id}", eff)
                 lines.append(f"{p.agent_id} died: {text}")
         else:
-            p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you and missed.")
+            p.notes.append(f"{mt.name} {mob.id} at ({mob.x},{mob.y}) attacked you again at the end of round {self.round} "
+                           "and missed.")
 
     def _before_regen(self) -> str:
         # the hit lands in the round's tick before regeneration, so the status line a player reads next shows

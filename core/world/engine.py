@@ -524,6 +524,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         mob = self.mobs.get(target_instance)
+        if mob is not None and self.mech is not None and not self.mech.may_target(p, mob):
+            mob = None  # a raider nobody has seen: the same answer as an id that does not exist
         if mob is None:
             if target_instance in self.players or target_instance in self.by_username:
                 return engine_failure("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
@@ -531,6 +533,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         mt = mob.type
         self._mob_at(mob)  # a moving mob: where it stands now
         if mob.respawn_at is not None:
+            if mob.respawn_at >= NEVER:
+                return engine_failure("invalid", f"{mt.name} {mob.id} is dead; it does not come back.")
             return engine_failure("invalid", f"{mt.name} {mob.id} is dead; it respawns in "
                                              f"{max(1, mob.respawn_at - self.round)} round(s).")
         weapon = self._equipped_item(p, "weapon")

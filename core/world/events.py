@@ -345,6 +345,10 @@ class Mechanics:
         self.start_notes: list[tuple[dict[str, Any], tuple[str, ...], tuple[int, int, int] | None, str]] = []
         self.spawned: dict[str, MobState] = {}
         self.gone: set[str] = set()  # spawned mobs killed (and removed)
+        # spawned mobs some player has had in view (at a tick, or when one was targeted): the ids of spawned
+        # mobs follow a pattern (goblin#100000, #100001, ...), and one nobody has seen cannot be targeted from
+        # out of view by guessing it (a pilot found a hidden crewman that way)
+        self.sighted: set[str] = set()
         self.tick_only: set[str] = set()  # spawned mobs that strike at the tick but stop no walk (stops_walks: false)
         self.mob_cells = Cells()
         self.guards: dict[str, int] = {}  # mob id -> k
@@ -401,6 +405,11 @@ class Mechanics:
         hand over the records of everything that happened since the last tick (events, joint actions)."""
         for mid in [m for m, s in self.spawned.items() if s.respawn_at is not None]:
             self._remove_spawned(mid)
+        if self.spawned:
+            vr = self.w.rules.view_radius
+            for p in self.w.players.values():
+                if p.active and p.alive:
+                    self.sighted.update(m.id for _, m in self.mob_cells.near(p.x, p.y, vr))
         nxt = ended + 1
         for i, e in enumerate(self.spec.events):
             if i in self.fired:
@@ -576,6 +585,17 @@ class Mechanics:
     def seen_near(self, x: int, y: int, radius: int) -> list[tuple[int, str, str, Any]]:
         """Observation candidates (distance, id, "mob", state) of the spawned mobs within ``radius``."""
         return [(d, m.id, "mob", m) for d, m in self.mob_cells.near(x, y, radius)]
+
+    def may_target(self, p: "Player", mob: MobState) -> bool:
+        """Whether ``p`` may name ``mob`` as a target: any mob but a spawned one nobody has had in view (not the
+        attacker, not a teammate now, not anyone at a tick since it came): that id could only be a guess."""
+        if mob.id not in self.spawned or mob.id in self.sighted:
+            return True
+        vr = self.w.rules.view_radius
+        if any(q.active and q.alive and _dist(q.x, q.y, mob.x, mob.y) <= vr for q in self.w.players.values()):
+            self.sighted.add(mob.id)
+            return True
+        return False
 
     def aggressors(self, p: "Player") -> list[MobState]:
         """Spawned mobs alive whose aggro range reaches ``p`` (by id), for the tick's aggro exchange."""
