@@ -632,7 +632,8 @@ class Mechanics:
         notes = f"; last departure at the end of round {leaves - 1}" if leaves is not None else ""
         gate = self.gates.get(key) if not returning else None
         if gate is not None:
-            notes += f"; opens only while {gate[0]} players stand within {gate[1]} of it"
+            notes += (f"; opens when someone enters while {gate[0]} players stand within {gate[1]} of it, and then "
+                      "lets anyone through for the rest of that round")
         return notes
 
     def portal_refusal(self, p: "Player", end: "PortalEnd") -> ToolResult | None:
