@@ -503,9 +503,11 @@ def _lean_start(task: Task, raw: Raw) -> Iterator[Raw]:
             "items": [{"item": moved["item"], "count": moved.get("count", 1)}],
             "at": [{"x": p[0], "y": p[1]} for p in places]})
         where = " or ".join(f"({p[0]},{p[1]})" for p in places)
+        n = int(moved.get("count", 1))
+        what = f"your {moved['item']} is" if n == 1 else f"your {n} {moved['item']} are"
         out[agent]["guideline"] = (str(out[agent].get("guideline") or "") +
-                                   f"\n(This task: your {moved.get('count', 1)} {moved['item']} is not in your pack. "
-                                   f"It was left at one of two stores, {where}; fetch it before you need it.)")
+                                   f"\n(This task: {what} not in your kit: left at one of two stores, {where}. "
+                                   + ("Fetch it before you need it.)" if n == 1 else "Fetch them before you need them.)"))
         fetch = _walk(task, (a.x, a.y), spot) + [_step("pickup_resource",
                                                        targetInstance=f"cache#{_cache_ids(raw) + 1}")]
         if field == "equipped_items":
