@@ -190,6 +190,8 @@ def _candidates(t: Task, recipes: tuple[tuple[str, ...], ...], say: Progress) ->
         for parsed, raw in made:
             named = _named(raw, t, recipe)
             budget = variant_budget(t, rounds_needed(parsed.reference_solution))
+            # a scheduled event the transformation delayed still falls within the budget
+            budget = max([budget] + [e["at_round"] for e in named.get("events") or [] if isinstance(e.get("at_round"), int)])
             if budget > MAX_BUDGET:
                 say(t.id, "+".join(recipe), False, f"its plan needs a budget of {budget} rounds (> {MAX_BUDGET})")
                 continue
