@@ -53,7 +53,7 @@ def test_transformations_are_deterministic_and_change_a_documented_dimension():
 
 
 def test_order_grows_raises_the_order_mid_episode_for_one_agent_and_the_plan_fetches_the_spare():
-    source = find_task("task_57_hearthmoor_trout_supper")
+    source = find_task("task_03_market")
     variant, raw = next(recipe_candidates(source, ("order_grows",)))
     (event,) = [e for e in raw["events"] if e["id"] == "order_grows"]
     check = source.verifier.checks[event["check"]]
@@ -65,6 +65,17 @@ def test_order_grows_raises_the_order_mid_episode_for_one_agent_and_the_plan_fet
     assert f"({at['x']},{at['y']})" in event["message"]  # the told agent learns where the spare is
     for a in variant.agents:  # no brief gives it away: the team learns it from the one who was told
         assert f"({at['x']},{at['y']})" not in a.guideline
+    grown, base = harder(variant, source)
+    assert grown > base
+
+
+def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it():
+    source = find_task("task_07_shield_wall")
+    variant, raw = next(recipe_candidates(source, ("road_closes",)))
+    closed, news = [e for e in raw["events"] if e["id"] in ("road_closed", "road_closed_news")]
+    assert closed["do"] == "close_area" and closed["at"]["radius"] == 6 and closed["at_round"] >= 2
+    assert news["do"] == "announce" and news["at"]["radius"] == 2 and news["at_round"] == closed["at_round"]
+    assert f"({closed['at']['x']},{closed['at']['y']})" in news["message"]
     grown, base = harder(variant, source)
     assert grown > base
 
