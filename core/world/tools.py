@@ -293,9 +293,10 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "harvest_resource",
             "Gather a tree, rock, fishing spot or plant by its id (from Nearby, or one you were told): one "
-            "call makes all its gathers until it is depleted for now (a few items; a better tool sometimes "
-            "gives one more per gather) or your bags are full. A node that never regrows shows in Nearby how many items it has left. You walk "
-            "next to it first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
+            "call makes the node's gathers, a few items (a better tool sometimes gives one more per gather), "
+            "unless your bags fill first. A node that regrows is then depleted for a while; one that never "
+            "regrows may take several calls (Nearby shows how many items it has left). You walk next to it "
+            "first if it is within reach. Needs the right tool (axe, pickaxe, fishing rod) in "
             "your inventory or equipped and the skill level shown. Items go to your inventory.",
             TargetArgs, lambda w, a, p: w.harvest_resource(a, p.target_instance),
             "harvest_resource(targetInstance='oak_tree#412')"),
