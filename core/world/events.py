@@ -59,12 +59,12 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-
 def _tell(p: "Player", note: str) -> None:
     """Give a player an event's note once: two events of one round that say the same (an order that grows
     in two checks, told in one message) would otherwise show the player the same line twice."""
     if note not in p.notes:
         p.notes.append(note)
+
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -708,9 +708,9 @@ class Mechanics:
             return None
         names = ", ".join(players[a].username for a in who)
         return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players "
-                             f"picking it up in the same round, standing by it; now {len(who)} ({names}). Your hold counts for this "
-                             f"round: when {k - len(who)} more pick it up before the round ends, the last of "
-                             "them carries it.", effects=eff)
+                             f"picking it up in the same round, standing by it; now {len(who)} ({names}). Your "
+                             f"hold counts for this round: when {k - len(who)} more pick it up before the round "
+                             "ends, the last of them carries it.", effects=eff)
 
     def snapshot(self) -> dict[str, Any]:
         return {"closed_portals": {k: v[0] for k, v in sorted(self.closed.items())},
