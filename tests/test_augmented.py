@@ -24,6 +24,8 @@ from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candi
 from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_suite, suite_files
 
+DATA = Path(__file__).parent / "data"
+
 DIMENSIONS = {"objective", "events", "spawns", "starting items", "team size"}
 
 
@@ -70,7 +72,7 @@ def test_order_grows_raises_the_order_mid_episode_for_one_agent_and_the_plan_fet
 
 
 def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it():
-    source = find_task("task_07_shield_wall")
+    source = find_task(str(DATA / "shield_wall.yaml"))  # retired task_07, a fixture
     variant, raw = next(recipe_candidates(source, ("road_closes",)))
     closed, news = [e for e in raw["events"] if e["id"] in ("road_closed", "road_closed_news")]
     assert closed["do"] == "close_area" and closed["at"]["radius"] == 6 and closed["at_round"] >= 2

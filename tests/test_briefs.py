@@ -18,6 +18,8 @@ from agentworld.core.tasks.variants import apply_variant
 from agentworld.core.world.api import PlayerSpec
 from agentworld.core.world.engine import EmbeddedWorld
 
+DATA = Path(__file__).parent / "data"
+
 
 def _world_with(x: int, y: int) -> EmbeddedWorld:
     w = EmbeddedWorld(seed=0)
@@ -81,7 +83,7 @@ def test_validate_refuses_a_guide_that_sends_an_agent_to_a_node_tile(tmp_path):
 
 
 def test_validate_refuses_an_objective_whose_receiver_no_check_tests(tmp_path):
-    raw = _task_yaml("task_57_hearthmoor_trout_supper")
+    raw = _task_yaml(str(DATA / "trout_supper.yaml"))  # retired task_57, a fixture
     raw["objectives"]["primary"] = raw["objectives"]["primary"].replace("the cook receives", "the fisher receives")
     code, out = _validate(tmp_path, raw)
     assert code == 1 and "the fisher receives something, but no verifier check tests fisher" in out
@@ -153,7 +155,7 @@ def test_only_npc_lines_about_the_task_are_kept():
 
     w = EmbeddedWorld(seed=0)
     lines = {n.key: f"{n.name} (npc at {n.x},{n.y}) says: {n.says}" for n in w.data.npcs}
-    cooking = NoteFilter(find_task("task_57_hearthmoor_trout_supper"))
+    cooking = NoteFilter(find_task(str(DATA / "trout_supper.yaml")))  # retired task_57, a fixture
     assert not cooking.keep(lines["elder_maren"])  # ore and anvils, in the kitchen's own town
     assert cooking.keep(lines["farmer_hale"])  # flour and bread
     assert cooking.keep("keeper_2 gave you 1 torch in round 3.")  # not an NPC's line: always shown

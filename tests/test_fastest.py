@@ -15,6 +15,8 @@ from agentworld.core.runs.knowledge import knowledge_gaps
 from agentworld.core.runs.prove import play, prove_task, stale_facts
 from agentworld.core.tasks.task import find_task, load_task
 
+DATA = Path(__file__).parent / "data"
+
 SLEEP = {"tool": "sleep", "args": {"seconds": 1}}
 
 
@@ -70,8 +72,8 @@ def test_a_fact_is_used_only_after_it_is_told():
 
 
 def test_receivers_wait_for_their_hand_overs():
-    # task_57: the courier must not set out for the buyer before the cook has handed it the order
-    task = find_task("task_57_hearthmoor_trout_supper")
+    # retired task_57 (a fixture): the courier must not set out for the buyer before the cook has handed it the order
+    task = find_task(str(DATA / "trout_supper.yaml"))
     found = F.compress(task)
     assert found.rounds is not None and found.rounds < found.reference_rounds
     assert "hand-overs" in found.how
