@@ -158,13 +158,14 @@ def test_single_agent_counts_an_equipped_stack_by_its_size_as_the_check_does():
 
 def test_single_agent_is_not_applicable_where_one_agent_cannot_play_it():
     # two places at once
-    assert "at the same time" in not_applicable(find_task("task_05_survey"), "single_agent")
+    survey = str(DATA / "survey.yaml")  # retired task_05_survey, a fixture
+    assert "at the same time" in not_applicable(find_task(survey), "single_agent")
     # hand-offs of items the team already holds: one agent would pass by doing nothing
     assert "hand-offs" in not_applicable(find_task("task_03_market"), "single_agent")
     with pytest.raises(NotApplicable, match="single_agent does not apply to task_05_survey"):
-        apply_variant(find_task("task_05_survey"), "single_agent")
+        apply_variant(find_task(survey), "single_agent")
     with pytest.raises(NotApplicable):
-        Episode(find_task("task_05_survey"), Recorder(), variant="single_agent")
+        Episode(find_task(survey), Recorder(), variant="single_agent")
 
 
 async def test_shared_plan_variants_show_the_plan():
