@@ -1,0 +1,59 @@
+"""Designs a capable team can lose (issue 28): each family carries, besides its reference plan, the plan a team
+that does not think together plays (its ``trap`` branch). The reference plan wins; the obvious one loses, for the
+reason the design names: a bar handed over before the guild's letter, a crate left behind the slide, a seeker who
+set out for the cairn and reaches the hoard after the water."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentworld.core.runs.replays import play
+from agentworld.core.tasks.task import find_task, load_task
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
+
+# (family, task id, the checkpoint the obvious plan misses for good)
+TRAPS = [
+    ("guild_letter", "task_430_saltmarsh_guild_letter", "the harbour master's bars"),
+    ("slide_crates", "task_431_hearthmoor_slide_crates", "the iron for the hall"),
+    ("cairn_trail", "task_526_saltmarsh_cairn_trail", "the hoard for the antiquarian"),
+]
+
+
+@pytest.fixture(scope="module")
+def build():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        spec = importlib.util.spec_from_file_location("task_authoring_build_traps", TOOLS / "build.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(TOOLS))
+
+
+def _obvious_plan_task(build, family: str, task_id: str, tmp_path: Path):
+    raw = yaml.safe_load((build.FAMILIES / f"{family}.yaml").read_text(encoding="utf-8"))
+    (row,) = [v for v in raw["variants"] if v["id"] == task_id]
+    doc = build.render(raw["template"], {**row, "trap": True})
+    _, text = build.build_task(family, doc, row)
+    path = tmp_path / f"{task_id}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_task(path)
+
+
+@pytest.mark.parametrize("family, task_id, missed", TRAPS)
+def test_the_reference_plan_wins_and_the_obvious_plan_loses(build, tmp_path, family, task_id, missed):
+    won, _ = play(find_task(task_id), "oracle", seed=0)
+    assert won.success, task_id
+    obvious = _obvious_plan_task(build, family, task_id, tmp_path)
+    assert obvious.reference_solution != find_task(task_id).reference_solution
+    lost, _ = play(obvious, "oracle", seed=0)
+    assert not lost.success, task_id
+    (checkpoint,) = [c for c in lost.checkpoints if missed in c.name]
+    assert not checkpoint.achieved, checkpoint
