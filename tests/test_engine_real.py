@@ -88,7 +88,12 @@ def test_real_portal_round_trip(loaded):
     w.add_player(PlayerSpec(agent_id="a", username="a", x=x, y=y))
     if abs(x - portal.x) + abs(y - portal.y) > w.rules.portal_range:
         pytest.fail(f"no walkable tile within portal range of {portal.key}")
+    [row] = [e for e in w.observe("a").nearby if e.kind == "portal" and e.id == portal.key]
+    assert row.name == portal.name
     r = w.enter_portal("a")
     assert r.ok and r.effects.portal == portal.key
+    # the far side is the portal's return: its row says so rather than repeating "Ferry to Palm Isle" there
+    [row] = [e for e in w.observe("a").nearby if e.kind == "portal" and e.id == f"{portal.key}:back"]
+    assert row.name == f"{portal.name} (return)"
     back = w.enter_portal("a")
     assert back.ok and back.effects.portal == portal.key

@@ -233,7 +233,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if gm.component(x, y) == gm.component(p.x, p.y):  # one area, cut in two by a closure
                 return engine_failure("blocked", self._closed_way(p, (x, y), 0, f"({x},{y})"))
             portal = self._nearest_portal_end(p.x, p.y)
-            hint = f" The nearest portal is {portal.portal.name} at ({portal.x},{portal.y})." if portal else ""
+            hint = f" The nearest portal is {portal.name} at ({portal.x},{portal.y})." if portal else ""
             return engine_failure("blocked", f"({x},{y}) cannot be reached on foot from ({p.x},{p.y}): it lies in "
                                              f"a separate area (across water or walls); use a portal.{hint}")
         if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest and wm is gm \
@@ -290,7 +290,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                       key=lambda e: (_dist(p.x, p.y, e.x, e.y), e.id))
         if not here:
             near = self._nearest_portal_end(p.x, p.y, same_area=False)
-            hint = (f" The nearest is {near.portal.name} ({near.id}) at ({near.x},{near.y}), "
+            hint = (f" The nearest is {near.name} ({near.id}) at ({near.x},{near.y}), "
                     f"{_dist(p.x, p.y, near.x, near.y)} tiles away: move_character(x={near.x}, y={near.y}) first.") if near else ""
             return engine_failure("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
         end = here[0]

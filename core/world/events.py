@@ -642,9 +642,9 @@ class Mechanics:
         closed = self.closed.get(key)
         if closed is not None:
             if closed[1] == "depart":
-                return engine_failure("invalid", f"{end.portal.name} left at the end of round {closed[0] - 1} and does "
+                return engine_failure("invalid", f"{end.name} left at the end of round {closed[0] - 1} and does "
                                                  f"not come back; find another way.")
-            return engine_failure("invalid", f"{end.portal.name} is closed (since round {closed[0]}).")
+            return engine_failure("invalid", f"{end.name} is closed (since round {closed[0]}).")
         gate = self.gates.get(key)
         if gate is None or end.returning:
             return None

@@ -272,7 +272,8 @@ class ObservationMixin:
                 note += "; needs " + ", ".join(f"{s} {lv}" for s, lv in sorted(pt.requires_level.items()))
             if self.mech is not None:
                 note += self.mech.portal_note(pt.key, ref.returning)
-            return _row(kind=kind, id=eid, name=pt.name, x=ref.x, y=ref.y, distance=d, level=None,
+            # the return side of a two-way portal says so: "Ferry to Palm Isle" on the island leads off it
+            return _row(kind=kind, id=eid, name=ref.name, x=ref.x, y=ref.y, distance=d, level=None,
                         hp=None, max_hp=None, note=note)
         if kind == "station":
             where = self._landmark_name(getattr(ref, "landmark", None))
