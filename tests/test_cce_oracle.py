@@ -30,8 +30,15 @@ def oracle_runs(tmp_path_factory):
     return [(task, root / task.id) for task in tasks]
 
 
-def objective_items(task) -> set[str]:
-    return {c.params["item"] for c in task.verifier.checks if c.check in ITEM_CHECKS and "item" in c.params}
+def objective_items(task, ep) -> set[str]:
+    """The items the verifier asked for at the end: a change_objective event may have changed a check's item."""
+    changed = ((ep.final_state or {}).get("world", {}).get("mechanics") or {}).get("check_overrides") or {}
+    items = set()
+    for i, c in enumerate(task.verifier.checks):
+        params = {**c.params, **changed.get(c.name or "", {}), **changed.get(str(i), {})}
+        if c.check in ITEM_CHECKS and "item" in params:
+            items.add(params["item"])
+    return items
 
 
 def touches(turn, items: set[str]) -> bool:
@@ -52,7 +59,7 @@ def test_grounded_cce_on_oracle_runs_covers_every_objective_item_action(oracle_r
         assert 0 < report.cce <= 1, task.id
         assert report.judge_calls == 0 and report.success_actions, task.id
         contributing = report.contributing_ids()
-        items = objective_items(task)
+        items = objective_items(task, ep)
         for turn in ep.turns:
             if turn.ok and touches(turn, items):
                 nid = f"r{turn.round}.{turn.agent}"

@@ -285,8 +285,9 @@ class GroundedJudge:
 
     def _success(self, ep: EpisodeData, graph: CausalGraph, inv: Inventories) -> None:
         checks = list(getattr(getattr(ep.task, "verifier", None), "checks", None) or [])
-        for check in checks:
-            self._success_from_check(ep, graph, inv, check)
+        changed = _changed_params(ep, checks)
+        for i, check in enumerate(checks):
+            self._success_from_check(ep, graph, inv, check, changed.get(i))
         if checks:
             # The verifier is known: when its checks name no action, nothing was achieved (a failed task
             # judged with --judge-failed); guessing from checkpoints would credit unrelated actions.
@@ -337,10 +338,12 @@ class GroundedJudge:
                 graph.mark_success(action_id(turn.round, turn.agent), f"last to gain or equip {item} ({why})")
                 return
 
-    def _success_from_check(self, ep: EpisodeData, graph: CausalGraph, inv: Inventories, check: Any) -> None:
-        """Success actions for one verifier check (see the module doc); unknown checks add nothing."""
+    def _success_from_check(self, ep: EpisodeData, graph: CausalGraph, inv: Inventories, check: Any,
+                            changed: dict[str, Any] | None = None) -> None:
+        """Success actions for one verifier check (see the module doc), with the parameters a change_objective
+        event gave it (``changed``); unknown checks add nothing."""
         kind = getattr(check, "check", "")
-        p = dict(getattr(check, "params", None) or {})
+        p = {**dict(getattr(check, "params", None) or {}), **(changed or {})}
         resolve = getattr(ep.task, "resolve_agent", lambda ref: ref)
         agent = resolve(p["agent"]) if p.get("agent") else None
         why = f"verifier check {kind}"
@@ -513,3 +516,21 @@ def _rule_match(t: TurnEvent, chat: TurnEvent, names: dict[str, str], words: set
         if any(abs(x - cx) + abs(y - cy) <= 5 + r for cx, cy, r in coords):
             return f"recipient walked to ({x}, {y}), the place the message named"
     return ""
+
+
+def _changed_params(ep: EpisodeData, checks: list[Any]) -> dict[int, dict[str, Any]]:
+    """check index -> the parameters the task's ``change_objective`` events set, as the episode's final state
+    records them (``world.mechanics.check_overrides``, by check name or index, in the order they fired): the
+    verifier judged the changed order, so success is read from it too (an order changed from iron to steel is
+    met by the steel craft)."""
+    world = (ep.final_state or {}).get("world") or {}
+    overrides = (world.get("mechanics") or {}).get("check_overrides") or {}
+    names = {getattr(c, "name", None): i for i, c in enumerate(checks) if getattr(c, "name", None)}
+    out: dict[int, dict[str, Any]] = {}
+    for ref, params in overrides.items():
+        i = names.get(ref)
+        if i is None and str(ref).isdigit() and int(ref) < len(checks):
+            i = int(ref)
+        if i is not None and isinstance(params, dict):
+            out[i] = {**out.get(i, {}), **params}
+    return out
