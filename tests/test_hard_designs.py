@@ -1,7 +1,8 @@
 """Designs a capable team can lose (issue 28): each family carries, besides its reference plan, the plan a team
 that does not think together plays (its ``trap`` branch). The reference plan wins; the obvious one loses, for the
 reason the design names: a bar handed over before the guild's letter, a crate left behind the slide, a seeker who
-set out for the cairn and reaches the hoard after the water."""
+set out for the cairn and reaches the hoard after the water, bars smelted before the council's word, a drift
+chosen on one workshop's order, a camp charged before the other was looked at."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ TRAPS = [
     ("guild_letter", "task_430_saltmarsh_guild_letter", "the harbour master's bars"),
     ("slide_crates", "task_431_hearthmoor_slide_crates", "the iron for the hall"),
     ("cairn_trail", "task_526_saltmarsh_cairn_trail", "the hoard for the antiquarian"),
+    ("councils_metal", "task_225_fishers_rest_councils_metal", "the marshal's platebody"),
+    ("twin_drifts", "task_226_oakridge_twin_drifts", "the pewterer's tin_ore"),
+    ("raiders_two_camps", "task_324_oakridge_raiders_two_camps", "the relic returned"),
+    ("raiders_two_camps", "task_325_hearthmoor_raiders_two_camps", "the relic returned"),
 ]
 
 
