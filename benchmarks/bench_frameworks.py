@@ -26,6 +26,7 @@ from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 from agentworld.core.tasks.task import Task, find_task, load_suite
 from agentworld.core.world.datapack import load_world
 
+STAFF = Path(__file__).resolve().parents[1] / "tests" / "data" / "task_01_staff.yaml"  # the 3-agent starter, now a fixture
 FRAMEWORKS = ("oracle", "openai", "autogen", "langgraph", "camel")
 
 
@@ -111,7 +112,7 @@ def pick_tasks(ids: list[str]) -> list[Task]:
     if ids:
         return [find_task(i) for i in ids]
     try:
-        return [find_task("task_01_staff"), find_task("task_08_convoy")]
+        return [find_task(str(STAFF)), find_task("task_08_convoy")]
     except (KeyError, ValueError, FileNotFoundError):
         by_size = sorted(load_suite("main", validate=False), key=lambda t: (len(t.agents), t.id))
         return [by_size[0], by_size[-1]] if len(by_size) > 1 else by_size
@@ -119,7 +120,7 @@ def pick_tasks(ids: list[str]) -> list[Task]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", nargs="*", default=[], help="task ids (default: task_01_staff and task_08_convoy)")
+    ap.add_argument("--tasks", nargs="*", default=[], help="task ids or files (default: tests/data/task_01_staff.yaml and task_08_convoy)")
     ap.add_argument("--frameworks", nargs="*", default=list(FRAMEWORKS))
     ap.add_argument("--repeat", type=int, default=2, help="episodes per framework and task (seeds 0..N-1)")
     ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")

@@ -50,7 +50,8 @@ CASES = [
     ("packed:60", "random", 1, "vanilla"),
 ]
 # shipped tasks the suite has retired since, played from their copies in tests/data (same content, same digests)
-RETIRED = {"task_05_survey": str(Path(__file__).resolve().parents[1] / "tests" / "data" / "survey.yaml")}
+RETIRED = {"task_05_survey": str(Path(__file__).resolve().parents[1] / "tests" / "data" / "survey.yaml"),
+           "task_01_staff": str(Path(__file__).resolve().parents[1] / "tests" / "data" / "task_01_staff.yaml")}
 BIG_CASES = [
     ("scale:400", "random", 0, "vanilla"),
     ("packed:300", "random", 2, "vanilla"),

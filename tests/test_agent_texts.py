@@ -23,7 +23,8 @@ from agentworld.core.world.tools import TOOLS
 sys.path.insert(0, str(Path(__file__).parent))
 from test_events import task_with  # noqa: E402  (the staff task with some blocks changed, validated)
 
-STAFF = yaml.safe_load(Path(find_task("task_01_staff").path).read_text(encoding="utf-8"))
+STAFF_FILE = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+STAFF = yaml.safe_load(Path(find_task(STAFF_FILE).path).read_text(encoding="utf-8"))
 HEARTHMOOR = (449, 399)
 
 
@@ -85,7 +86,7 @@ def test_the_turn_line_says_where_an_agent_acts_in_the_round(names, pos, text):
 
 
 def test_each_turn_shows_the_agents_place_in_this_rounds_order(tmp_path):
-    task = find_task("task_01_staff")
+    task = find_task(STAFF_FILE)
     seen = []
 
     class Watch(PolicyTeam):

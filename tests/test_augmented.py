@@ -25,6 +25,7 @@ from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_suite, suite_files
 
 DATA = Path(__file__).parent / "data"
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 DIMENSIONS = {"objective", "events", "spawns", "starting items", "team size"}
 
@@ -83,7 +84,7 @@ def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it()
 
 
 def test_lean_start_takes_a_needed_tool_to_one_of_two_stores_named_in_its_agents_brief():
-    source = find_task("task_01_staff")
+    source = find_task(STAFF)
     variant, raw = next(recipe_candidates(source, ("lean_start",)))
     (stored,) = raw["hidden"]
     item = stored["items"][0]["item"]
@@ -96,7 +97,7 @@ def test_lean_start_takes_a_needed_tool_to_one_of_two_stores_named_in_its_agents
 
 
 def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_back():
-    source = find_task("task_01_staff")
+    source = find_task(STAFF)
     variant, _ = next(recipe_candidates(source, ("far_spawn",)))
     for a, b in zip(source.agents, variant.agents):
         assert abs(a.x - b.x) + abs(a.y - b.y) >= 70
@@ -106,7 +107,7 @@ def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_ba
 
 def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_path: Path):
     seen = []
-    source = find_task("task_01_staff")
+    source = find_task(STAFF)
     (kept,) = generate([source], progress=lambda task, recipe, ok, why: seen.append((recipe, ok, why)))
     assert kept.proof.ok and seen[-1] == ("+".join(kept.recipe), True, "")
     assert kept.task.id == "aug_01_staff_" + "_".join(kept.recipe) and kept.recipe != ("split_role",)
@@ -132,7 +133,7 @@ def test_writing_the_suite_drops_orphans_and_keeps_a_models_proposal_of_a_live_t
     kept.write_text(header("task_01_staff"))
     orphan = tmp_path / "aug_999_retired_model1.yaml"  # a model's proposal for a retired main task
     orphan.write_text(header("task_999_retired"))
-    write_suite([], tmp_path, [find_task("task_01_staff")])
+    write_suite([], tmp_path, [find_task(STAFF)])
     assert sorted(p.name for p in tmp_path.glob("*.yaml")) == [kept.name]
     assert (tmp_path / "README.md").is_file()
 
@@ -247,7 +248,7 @@ def test_augment_command_writes_proven_variants_and_a_readme(tmp_path: Path):
 
     _load_commands()
     out = tmp_path / "aug"
-    res = CliRunner().invoke(cli, ["tasks", "augment", "--task", "task_01_staff", "--target", "1", "--out", str(out)],
+    res = CliRunner().invoke(cli, ["tasks", "augment", "--task", STAFF, "--target", "1", "--out", str(out)],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
     (written,) = [p for p in out.iterdir() if p.suffix == ".yaml"]

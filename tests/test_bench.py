@@ -5,11 +5,14 @@ No figure is asserted (timings are for benchmarks, never for tests); only that e
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from agentworld.core.cli import _load_commands, cli
+
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 _load_commands()
 
@@ -36,10 +39,10 @@ def test_bad_sizes_are_refused_naming_the_option():
 
 
 def test_harness_json_and_table():
-    out = run_json("harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1")
+    out = run_json("harness", "--task", STAFF, "--rounds", "2", "--seeds", "1")
     assert out["turns"] > 0 and out["world_tool_ms"] > 0 and out["world_observe_ms"] > 0 and out["layer_ms"] >= 0
     assert out["ratio"] == pytest.approx(out["layer_ms"] / out["world_tool_ms"])
-    res = CliRunner().invoke(cli, ["bench", "harness", "--task", "task_01_staff", "--rounds", "2", "--seeds", "1"],
+    res = CliRunner().invoke(cli, ["bench", "harness", "--task", STAFF, "--rounds", "2", "--seeds", "1"],
                              terminal_width=200, catch_exceptions=False)
     assert res.exit_code == 0 and "ratio to floor" in res.output and "floor" in res.output
 
@@ -62,7 +65,7 @@ def test_startup_json():
     names = [r["command"] for r in out["rows"]]
     assert names[0].startswith("python -c pass") and "agentworld --help" in names
     assert out["floor_ms"] == out["rows"][0]["ms"] and all(r["ms"] > 0 for r in out["rows"])
-    episode = names.index("agentworld run --task task_01_staff --framework oracle")
+    episode = names.index("agentworld run --task task_205_goldfield_two_forges --framework oracle")
     assert names[episode + 1].strip().startswith("of which the episode itself")
     assert out["rows"][episode + 1]["ms"] < out["rows"][episode]["ms"]
     assert out["floor_cpu_ms"] == out["rows"][0]["cpu_ms"] > 0  # CPU time of each command beside its wall time

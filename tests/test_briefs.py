@@ -19,6 +19,7 @@ from agentworld.core.world.api import PlayerSpec
 from agentworld.core.world.engine import EmbeddedWorld
 
 DATA = Path(__file__).parent / "data"
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 
 def _world_with(x: int, y: int) -> EmbeddedWorld:
@@ -99,7 +100,7 @@ def test_validate_refuses_holding_an_item_that_cannot_be_held_and_unknown_item_k
 
 
 def test_validate_refuses_an_objective_count_the_check_does_not_want(tmp_path):
-    raw = _task_yaml("task_01_staff")
+    raw = _task_yaml(STAFF)
     raw["objectives"]["primary"] = "The wizard crafts four staffs and ends up wielding one."
     code, out = _validate(tmp_path, raw)
     assert code == 1 and "says 4 staff, but the verifier's checks of staff want 1, 3" in out

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from agentworld.core.cli import _load_commands, cli
 from agentworld.core.tasks.task import find_task
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 _load_commands()
 
 
@@ -29,7 +31,7 @@ def bundle(tmp_path_factory) -> Path:
     one folder and moved to another; the run folder and the task file are deleted."""
     made = tmp_path_factory.mktemp("submitter")
     own = made / "my_staff_task.yaml"
-    shutil.copy(find_task("task_01_staff").path, own)
+    shutil.copy(find_task(STAFF).path, own)
     r = invoke("run", "--task", str(own), "--task", "task_03_market", "--framework", "oracle", "--cce", "grounded",
                "--out", str(made / "run"), "--no-progress")
     assert r.exit_code == 0, r.output

@@ -20,6 +20,8 @@ from agentworld.core.runs import calibration as C
 from agentworld.core.runs.pilots import PilotError, load_pilots, read_pilot, task_digest
 from agentworld.core.tasks.task import find_task
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 SHIPPED = Path(__file__).resolve().parents[1] / "pilots"
 
 
@@ -46,14 +48,14 @@ def _fake(pilots: Path, name: str, task_id: str, *, success: bool, rounds: int, 
         raw["rounds"] = raw["rounds"] + 7  # the task was revised after this pilot
     (folder / "task.json").write_text(json.dumps(raw, default=str), encoding="utf-8")
     (folder / "pilot.json").write_text(json.dumps({
-        "task": task_id, "variant": variant, "seed": 0, "harness_commit": "abc1234", "harness_version": "0.3.0",
+        "task": task.id, "variant": variant, "seed": 0, "harness_commit": "abc1234", "harness_version": "0.3.0",
         "success": success, "rounds": rounds, "budget": task.rounds, "failure_class": failure_class,
         "cause": "fixture" if not success else ""}), encoding="utf-8")
 
 
 def test_the_shipped_pilot_records_are_valid_and_current():
-    pilots, problems = load_pilots(SHIPPED, {t: task_digest(find_task(t).raw)
-                                             for t in ("task_01_staff", "task_316_mirelight_flood")})
+    pilots, problems = load_pilots(SHIPPED, {find_task(t).id: task_digest(find_task(t).raw)
+                                             for t in (STAFF, "task_316_mirelight_flood")})
     assert problems == [] and len(pilots) >= 2
     assert all(not p.stale for p in pilots if p.record.task in ("task_01_staff", "task_316_mirelight_flood"))
 
@@ -77,7 +79,7 @@ def test_a_bad_pilot_json_names_the_file_and_the_field(tmp_path):
 
 def test_record_pilot_writes_a_folder_from_an_episode(tmp_path):
     pilots = tmp_path / "pilots"
-    won = _episode(tmp_path, "task_01_staff", "oracle", "won")
+    won = _episode(tmp_path, STAFF, "oracle", "won")
     result = _record(won, pilots, "--cause", "the oracle", "--report", "wizard: nothing confusing")
     assert result.exit_code == 0, result.output
     (folder,) = list(pilots.iterdir())
@@ -86,12 +88,12 @@ def test_record_pilot_writes_a_folder_from_an_episode(tmp_path):
     record = read_pilot(folder)
     assert record.success and record.failure_class is None and record.rounds == 10 and record.budget == 25
     assert record.harness_commit == "abc1234" and record.player_reports == ["wizard: nothing confusing"]
-    assert record.task_digest == task_digest(find_task("task_01_staff").raw)
+    assert record.task_digest == task_digest(find_task(STAFF).raw)
     with gzip.open(folder / "trajectory.jsonl.gz", "rt", encoding="utf-8") as fh:
         assert json.loads(fh.readline())["type"] == "start"
     # a success takes no failure class; a failure needs one, and a cause
     assert "a success has no failure class" in _record(won, pilots, "--class", "agent", "--cause", "x").output
-    lost = _episode(tmp_path, "task_01_staff", "idle", "lost")
+    lost = _episode(tmp_path, STAFF, "idle", "lost")
     result = _record(lost, pilots)
     assert result.exit_code != 0 and "--class system|task|agent" in result.output
     result = _record(lost, pilots, "--class", "agent")
@@ -103,8 +105,9 @@ def test_record_pilot_writes_a_folder_from_an_episode(tmp_path):
 
 def test_the_calibration_table_from_fixture_pilots(tmp_path):
     pilots = tmp_path / "pilots"
-    _fake(pilots, "a", "task_01_staff", success=True, rounds=20)
-    _fake(pilots, "b", "task_01_staff", success=False, rounds=25, failure_class="agent")
+    _fake(pilots, "a", "task_205_goldfield_two_forges", success=True, rounds=20)
+    _fake(pilots, "b", "task_205_goldfield_two_forges", success=False, rounds=25, failure_class="agent")
+    _fake(pilots, "g", STAFF, success=True, rounds=6)  # a pilot of a task no longer in the suite
     _fake(pilots, "c", "task_90_hearthmoor_stores", success=False, rounds=25, failure_class="task")
     _fake(pilots, "d", "task_90_hearthmoor_stores", success=True, rounds=9, variant="no_communication")
     _fake(pilots, "e", "task_44_oakridge_wolves", success=True, rounds=18, stale=True)
@@ -112,9 +115,10 @@ def test_the_calibration_table_from_fixture_pilots(tmp_path):
     _fake(pilots, "f", "task_44_oakridge_wolves", success=True, rounds=wolves_budget - 1)
     report = C.calibration(pilots, with_fastest=False)
     rows = {r["task"]: r for r in report["tasks"]}
-    staff = rows["task_01_staff"]
-    assert (staff["pilots"], staff["successes"], staff["rounds_used"]) == (2, 1, [20, 25])
-    assert staff["budget_used"] == [0.8, 1.0] and staff["failure_classes"] == {"agent": 1}
+    forges = rows["task_205_goldfield_two_forges"]
+    assert (forges["pilots"], forges["successes"], forges["rounds_used"]) == (2, 1, [20, 25])
+    assert forges["budget_used"] == [0.8, 1.0] and forges["failure_classes"] == {"agent": 1}
+    assert "task_01_staff" not in rows and report["pilots_of_retired_tasks"] == ["task_01_staff"]  # listed, not counted
     stores = rows["task_90_hearthmoor_stores"]
     assert stores["pilots"] == 1 and stores["successes"] == 0
     assert stores["no_communication"] == [{"success": True, "rounds": 9, "folder": "d"}]
@@ -154,7 +158,7 @@ def test_the_fastest_known_solution_takes_a_faster_current_pilot(tmp_path):
 
 def test_calibration_cli_json_and_table(tmp_path):
     pilots = tmp_path / "pilots"
-    _fake(pilots, "a", "task_01_staff", success=True, rounds=20)
+    _fake(pilots, "a", "task_205_goldfield_two_forges", success=True, rounds=20)
     result = CliRunner().invoke(calibration_cmd, ["--pilots", str(pilots), "--no-fastest", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)

@@ -23,7 +23,7 @@ from agentworld.core.play.records import Checkpoint
 from agentworld.core.world.tools import CHAT_TOOLS
 
 _load_commands()
-TASK = "task_01_staff"
+TASK = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 
 def invoke(*args: str):
@@ -44,7 +44,7 @@ def episode_dir(run: Path, task: str) -> Path:
 
 
 def test_every_verdict_on_an_oracle_episode_is_what_the_world_says(oracle_run: Path):
-    folder = episode_dir(oracle_run, TASK)
+    folder = episode_dir(oracle_run, "task_01_staff")
     report = score_episode(folder, CounterfactualJudge())
     assert report.complete and report.cce is not None and report.method == "counterfactual"
     cf = report.counterfactual
@@ -174,6 +174,6 @@ def test_cce_and_compare_print_the_replays_and_the_agreement(oracle_run: Path):
     assert r.exit_code == 0, r.output
     assert "Cohen's kappa" in r.output and "Agents ranked by PAC" in r.output
     assert "judge counterfactual:" in r.output and "replays in" in r.output
-    stored = json.loads((episode_dir(oracle_run, TASK) / "cce" / "counterfactual.json").read_text())
+    stored = json.loads((episode_dir(oracle_run, "task_01_staff") / "cce" / "counterfactual.json").read_text())
     assert stored["counterfactual"]["replays"] >= 1 and stored["method"] == "counterfactual"
     assert all(n["tool"] not in CHAT_TOOLS or not n["contributing"] for n in stored["nodes"])

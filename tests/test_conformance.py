@@ -53,6 +53,8 @@ from agentworld.plugins.agents.fakes import ModelFault
 sys.path.insert(0, str(Path(__file__).parent))
 from worldfix import fixture_world  # noqa: E402
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = [pytest.mark.anyio,
               pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")]
 
@@ -336,7 +338,7 @@ async def test_a_token_budget_smaller_than_one_episode_stops_it_in_every_framewo
     from agentworld.core.runs.run_spec import build_spec
     from agentworld.core.runs.runner import Runner, read_results_file
 
-    spec = build_spec({"tasks": ["task_01_staff"], "frameworks": [framework], "models": ["scripted:oracle"],
+    spec = build_spec({"tasks": [STAFF], "frameworks": [framework], "models": ["scripted:oracle"],
                        "concurrency": 1, "max_tokens_total": 1500})
     summary = await Runner(spec, tmp_path / "run").run()
     assert summary.stop_reason and "token budget" in summary.stop_reason

@@ -21,6 +21,8 @@ from agentworld.core.tasks.task import find_task, load_task, suite_files
 from agentworld.core.play.trajectory import read_events
 from agentworld.core.play.policies import IdlePolicy, OraclePolicy, PolicyTeam, RandomPolicy
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).parent / "data"
 
@@ -304,7 +306,7 @@ async def test_complete_retires_and_no_active_agents_ends(tmp_path):
 
 async def test_turn_contents(tmp_path):
     team = ScriptTeam()
-    staff = find_task("task_01_staff")
+    staff = find_task(STAFF)
     n = rounds_needed(staff.reference_solution)  # a horizon the plan fits in
     ep = Episode(staff, team, out_dir=tmp_path, variant=f"short_horizon:{n}")
     await ep.run()

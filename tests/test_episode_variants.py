@@ -16,6 +16,8 @@ from agentworld.core.tasks.variants import VARIANTS, NotApplicable, apply_varian
 from agentworld.core.world.datapack import load_world
 from agentworld.core.play.policies import OraclePolicy, PolicyTeam
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).parent / "data"
 
@@ -33,7 +35,7 @@ class Recorder(Team):
 
 
 def staff():
-    return find_task("task_01_staff")
+    return find_task(STAFF)
 
 
 async def play(task, variant, rounds=2, script=None, seed=0):
@@ -212,7 +214,7 @@ def test_episode_plays_a_task_its_caller_already_transformed():
     # the runner transforms once (to build the team for that task) and hands the result in as played_task;
     # a second transform would move random spawns again (task_01_staff: random_spawn applies to it; task_08_convoy's
     # trades now work in five regions, and walking back from spawns near the team's centre takes it past its budget)
-    t = find_task("task_01_staff")
+    t = find_task(STAFF)
     played = apply_variant(t, "random_spawn", seed=1)
     ep = Episode(t, Recorder(), variant="random_spawn", seed=1, played_task=played)
     assert ep.task is played and ep.base_task is t

@@ -15,7 +15,8 @@ from agentworld.core.play.policies import PolicyTeam, make_policy
 from agentworld.core.tasks.task import TaskError, find_task, parse_task, validate_task
 from agentworld.core.world.tools import TOOLS
 
-STAFF = yaml.safe_load((Path(find_task("task_01_staff").path)).read_text(encoding="utf-8"))
+STAFF_FILE = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+STAFF = yaml.safe_load((Path(find_task(STAFF_FILE).path)).read_text(encoding="utf-8"))
 FERRY = (814, 472)  # isle_ferry's entrance at Saltmarsh Dock
 
 
@@ -191,7 +192,7 @@ def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_
     [rec] = [e for e in events_seen if e["id"] == "bigger_order"]
     assert rec["told"] == ["agent_3"] and rec["set"] == {"count": 4}
     assert notes["agent_3"] and not notes["agent_1"] and not notes["agent_2"]
-    plain, _, _ = _play_oracle(find_task("task_01_staff"))
+    plain, _, _ = _play_oracle(find_task(STAFF_FILE))
     assert plain.success
 
 
@@ -226,7 +227,7 @@ def test_a_tick_without_events_writes_the_line_it_always_wrote():
     import tempfile
 
     out = Path(tempfile.mkdtemp())
-    task = find_task("task_01_staff")
+    task = find_task(STAFF_FILE)
     asyncio.run(Episode(task, PolicyTeam(make_policy("idle", 0)), seed=0, out_dir=out).run())
     ticks = [json.loads(x) for x in (out / "trajectory.jsonl").read_text().splitlines() if '"type":"tick"' in x]
     assert ticks and all("events" not in t for t in ticks)

@@ -18,6 +18,8 @@ from agentworld.core.play.records import TurnEvent
 from agentworld.core.tasks.task import Step, find_task
 from agentworld.core.play.policies import OraclePolicy, PolicyTeam
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = pytest.mark.anyio
 
 STATUS = re.compile(r"^📊 Lv\.\d+ \| XP:\d+ \| ❤️(\d+)/(\d+) \| 💙\d+/\d+ \| 📍\((\d+),(\d+)\)$")
@@ -25,7 +27,7 @@ STATUS = re.compile(r"^📊 Lv\.\d+ \| XP:\d+ \| ❤️(\d+)/(\d+) \| 💙\d+/\d
 
 @pytest.fixture
 async def episode_dir(tmp_path) -> Path:
-    task = find_task("task_01_staff")
+    task = find_task(STAFF)
     out = tmp_path / "runs" / "ep1"
     await Episode(task, PolicyTeam(OraclePolicy(task)), seed=0, out_dir=out, variant="vanilla").run()
     return out
@@ -74,7 +76,7 @@ async def test_paper_export_fields(episode_dir: Path, tmp_path: Path):
 
 
 async def test_agents_that_left_have_no_later_records(tmp_path: Path):
-    task = find_task("task_01_staff").model_copy(update={"reference_solution": {
+    task = find_task(STAFF).model_copy(update={"reference_solution": {
         "agent_1": [], "agent_2": [Step(tool="sleep", args={"seconds": 1})] * 3,
         "agent_3": [Step(tool="chat", args={"message": "waiting"})] * 3}})
     out = tmp_path / "ep"
@@ -235,7 +237,7 @@ async def test_the_paper_helpers_score_real_episodes(task_id: str, mob: str | No
 
 async def test_a_death_at_the_world_tick_is_exported(tmp_path: Path):
     """The wizard sleeps beside an aggressive elder treant: it dies between its turns, at a round's tick."""
-    base = find_task("task_01_staff")
+    base = find_task(STAFF)
     agents = [a.model_copy(update={"x": 104, "y": 256}) if a.agent_id == "agent_3" else a for a in base.agents]
     plan = {**base.reference_solution, "agent_3": [Step(tool="sleep", args={"seconds": 1})] * 20}
     task = base.model_copy(update={"agents": agents, "reference_solution": plan, "rounds": 14})
@@ -261,7 +263,7 @@ async def test_no_call_is_an_empty_action_and_paper_id_is_the_task_id(tmp_path: 
         async def act(self, turn):
             return TurnOutcome()
 
-    task = find_task("task_01_staff").model_copy(update={"rounds": 1})
+    task = find_task(STAFF).model_copy(update={"rounds": 1})
     task.raw["paper_id"] = "task_07"
     out = tmp_path / "ep"
     await Episode(task, Silent(), out_dir=out).run()
@@ -278,7 +280,7 @@ def test_a_task_file_may_name_its_paper_id(tmp_path: Path):
 
     from agentworld.core.tasks.task import TaskError, load_task
 
-    raw = yaml.safe_load(Path(find_task("task_01_staff").path).read_text())
+    raw = yaml.safe_load(Path(find_task(STAFF).path).read_text())
     raw["paper_id"] = "task_01"
     f = tmp_path / "t.yaml"
     f.write_text(yaml.safe_dump(raw))

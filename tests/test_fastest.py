@@ -16,6 +16,7 @@ from agentworld.core.runs.prove import play, prove_task, stale_facts
 from agentworld.core.tasks.task import find_task, load_task
 
 DATA = Path(__file__).parent / "data"
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 SLEEP = {"tool": "sleep", "args": {"seconds": 1}}
 
@@ -24,7 +25,7 @@ def _task_from(tmp_path: Path, task_id: str, edit) -> object:
     raw = yaml.safe_load(Path(find_task(task_id).path).read_text(encoding="utf-8"))
     raw = copy.deepcopy(raw)
     edit(raw)
-    raw["id"] = f"{task_id}_edited"
+    raw["id"] = f"{raw['id']}_edited"
     path = tmp_path / f"{raw['id']}.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return load_task(path)
@@ -37,7 +38,7 @@ def own_cache(tmp_path, monkeypatch):
 
 def test_the_staff_plan_compresses_to_what_a_pilot_team_needed():
     # task_01's plan spans 10 rounds; the pilot team of pilots/ solved it in 6, and so does the compressed plan
-    task = find_task("task_01_staff")
+    task = find_task(STAFF)
     found = F.compress(task)
     assert (found.reference_rounds, found.rounds, found.best) == (10, 6, 6)
     result, team = F.replay_plan(task, found.plan)
@@ -52,7 +53,7 @@ def test_sleeps_that_wait_for_nothing_are_dropped(tmp_path):
         for agent in raw["reference_solution"]:
             raw["reference_solution"][agent][:0] = [SLEEP] * 3
 
-    task = _task_from(tmp_path, "task_01_staff", stall)
+    task = _task_from(tmp_path, STAFF, stall)
     found = F.compress(task)
     assert found.reference_rounds == 13 and found.rounds == 6
 
@@ -80,7 +81,7 @@ def test_receivers_wait_for_their_hand_overs():
 
 
 def test_the_result_is_cached(monkeypatch):
-    task = find_task("task_01_staff")
+    task = find_task(STAFF)
     first = F.fastest_known(task)
     monkeypatch.setattr(F, "compress", lambda *a, **k: pytest.fail("computed again despite the cache"))
     again = F.fastest_known(task)
@@ -88,7 +89,7 @@ def test_the_result_is_cached(monkeypatch):
 
 
 def test_the_budget_proof_warns_fails_when_strict_and_passes_in_range(tmp_path):
-    staff = find_task("task_01_staff")  # budget 25 over a fastest known 6: 4.17x
+    staff = find_task(STAFF)  # budget 25 over a fastest known 6: 4.17x
     proof = prove_task(staff, random_seeds=(0,), necessity=False)
     f = proof.finding("calibrated budget")
     assert f.ok and f.warning and "4.17x" in f.detail and "compress to 6" in f.detail

@@ -24,7 +24,7 @@ from agentworld.core.play.trajectory import read_events
 from tests.openai_stub_server import OpenAIStubServer
 
 _load_commands()
-TASK = "task_01_staff"  # 3 agents, 10 rounds with the oracle: a chat in round 1, a hand-over, a craft
+TASK = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the fixture task: 3 agents, 10 rounds with the oracle: a chat in round 1, a hand-over, a craft
 AT = 4
 
 

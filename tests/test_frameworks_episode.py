@@ -31,7 +31,7 @@ FRAMEWORKS = ["openai", "autogen", "langgraph", "camel"]
 
 
 # suite v1's 3- and 10-agent starter tasks (5- and 8-round plans): small fixtures for the plumbing below (the
-# shipped task_01_staff and task_08_convoy are longer chains; tests/test_episode.py plays every shipped task)
+# shipped task_08_convoy and the fixture tests/data/task_01_staff.yaml are longer chains; tests/test_episode.py plays every shipped task)
 FIXTURES = (ROOT / "tests" / "data" / "small_staff.yaml", ROOT / "tests" / "data" / "small_convoy.yaml")
 
 

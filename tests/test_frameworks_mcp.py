@@ -8,6 +8,7 @@ model read the same tool-result text word for word in both modes (failures and r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ pytestmark = [pytest.mark.anyio,
               # AutoGen 0.7.5 and camel-ai 0.2.90 open their sessions with the SDK's deprecated alias
               pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")]
 FRAMEWORKS = ["openai", "autogen", "langgraph", "camel"]
-TASK_ID = "task_01_staff"  # a 3-agent starter task
+TASK_FILE = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # a 3-agent fixture task
 # Everything a turn records except wall-clock figures.
 TIMING = {"timestamp": True, "model_latency_s": True, "harness_s": True, "attempts": {"__all__": {"latency_s"}}}
 
@@ -77,7 +78,7 @@ async def play(task: Task, framework: str, model: str, tools: str) -> tuple[Any,
 
 @pytest.fixture(scope="module")
 def task() -> Task:
-    return find_task(TASK_ID, validate=False)
+    return find_task(TASK_FILE, validate=False)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -145,7 +146,7 @@ async def test_seat_result_inverts_the_server_framing_for_every_outcome(tmp_path
 
     from agentworld.core.world.effects import ErrorKind
 
-    task = find_task(TASK_ID, validate=False)
+    task = find_task(TASK_FILE, validate=False)
     ep = Episode(task, PolicyTeam(IdlePolicy()), out_dir=tmp_path)  # not played: the server's framing only
     server = EpisodeMcpServer(ep, players={a: "autogen" for a in task.agent_ids})  # not started: framing only
     outcomes = [ToolResult(ok=True, text="Moved to (3, 4)."), ToolResult(ok=True, text="[not an error] ok")]

@@ -28,6 +28,8 @@ from agentworld.mcp_server.server import EpisodeMcpServer
 sys.path.insert(0, str(Path(__file__).parent))
 from test_mcp_server import relay_episode  # noqa: E402
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = pytest.mark.anyio
 
 FAST = HttpLimits(header_timeout=0.5, idle_timeout=0.5, body_timeout=2.0)
@@ -166,7 +168,7 @@ def test_serve_refuses_an_exposed_host_without_allow_host():
     from agentworld.core.cli import _load_commands, cli
 
     _load_commands()
-    res = CliRunner().invoke(cli, ["serve", "--task", "task_01_staff", "--host", "0.0.0.0"])
+    res = CliRunner().invoke(cli, ["serve", "--task", STAFF, "--host", "0.0.0.0"])
     assert res.exit_code == 2 and "--allow-host" in res.output and "Traceback" not in res.output
 
 

@@ -19,6 +19,8 @@ from agentworld.core.cli import cli
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.play.protocol import Team, TeamSpec, Turn, TurnOutcome
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "example_plugin"
 BUILTIN_FRAMEWORKS = {"openai", "autogen", "camel", "langgraph"}
@@ -171,7 +173,7 @@ def test_a_framework_whose_packages_are_missing_is_refused_before_the_run(monkey
     with pytest.raises(FrameworkNotInstalled, match=r"pip install 'agentworld\[autogen\]'"):
         autogen_agent.make_team(None)
     cli_mod._load_commands()
-    out = CliRunner().invoke(cli_mod.cli, ["run", "--task", "task_01_staff", "--framework", "autogen",
+    out = CliRunner().invoke(cli_mod.cli, ["run", "--task", STAFF, "--framework", "autogen",
                                            "--model", "scripted:oracle", "--out", str(tmp_path / "run")])
     assert out.exit_code != 0
     assert "needs autogen_agentchat, which is not installed" in out.output

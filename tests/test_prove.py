@@ -18,6 +18,7 @@ from agentworld.core.runs.prove import (FINDINGS, SoloAnalysis, TaskProof, play,
                                         suite_summary, work_solo)
 from agentworld.core.tasks.task import find_task, load_task
 
+FIXTURE = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 # suite v1's 5-round staff task: a small task the tests below edit into each kind of bad task
 STAFF = Path(__file__).parent / "data" / "small_staff.yaml"
 
@@ -45,7 +46,7 @@ def _finding(proof, name):
 
 
 def test_shipped_starter_task_is_proven():
-    proof = prove_task(find_task("task_01_staff"))
+    proof = prove_task(find_task(FIXTURE))
     assert proof.ok, [(f.name, f.detail) for f in proof.findings]
     assert proof.ref_rounds is not None and proof.ref_rounds <= proof.budget
     assert proof.slack == proof.budget - proof.ref_rounds
@@ -122,7 +123,7 @@ def test_work_solo_flags_collaboration_by_pinning_only(tmp_path, staff_raw):
 
 
 def test_solo_analysis_reads_the_requirement_graph():
-    task = find_task("task_01_staff")
+    task = find_task(FIXTURE)
     sa = SoloAnalysis(task)
     assert sa.obtainable("agent_1", "logs")  # axe + lumberjacking
     assert not sa.obtainable("agent_3", "logs")  # the wizard has no axe and cannot make one
@@ -144,7 +145,7 @@ def test_prove_command_is_attached_to_the_tasks_group():
 
 def test_cli_prove_exit_codes_and_json(tmp_path, staff_raw):
     runner = CliRunner(env={"COLUMNS": "200"})
-    ok = runner.invoke(prove_cmd, ["task_01_staff", "--json"])
+    ok = runner.invoke(prove_cmd, [FIXTURE, "--json"])
     assert ok.exit_code == 0, ok.output
     data = json.loads(ok.output)
     assert data["ok"] is True and data["tasks"][0]["task"] == "task_01_staff"
@@ -166,7 +167,7 @@ def test_one_agent_cannot_be_in_two_places_at_once(tmp_path, staff_raw):
     assert all(b.startswith("cannot stand at") and "at once" in b for b in blockers.values()), blockers
 
 def test_oracle_seeds_report_how_often_the_plan_passes():
-    proof = prove_task(find_task("task_01_staff"), oracle_seeds=3)
+    proof = prove_task(find_task(FIXTURE), oracle_seeds=3)
     f = _finding(proof, "solvable")
     assert f.ok and not f.warning and "passes with 3/3 seeds" in f.detail
 
@@ -262,8 +263,8 @@ def test_progress_at_spawn_fails_idle_with_psr(tmp_path, staff_raw):
 
 def test_random_seeds_are_required():
     with pytest.raises(ValueError, match="at least one random seed"):
-        prove_task(find_task("task_01_staff"), random_seeds=())
-    r = CliRunner().invoke(prove_cmd, ["task_01_staff", "--random-seeds", "0"])
+        prove_task(find_task(FIXTURE), random_seeds=())
+    r = CliRunner().invoke(prove_cmd, [FIXTURE, "--random-seeds", "0"])
     assert r.exit_code == 2 and "--random-seeds" in r.output
 
 
@@ -278,7 +279,7 @@ def test_a_suite_without_tasks_is_an_error(monkeypatch):
 
 
 def test_solo_levels_grow_within_the_budget():
-    task = find_task("task_01_staff")
+    task = find_task(FIXTURE)
     sa = SoloAnalysis(task)
     lumberjack = task.agent("agent_1")
     assert sa.level("agent_1", "lumberjacking") > lumberjack.skills["lumberjacking"]

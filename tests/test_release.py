@@ -77,7 +77,7 @@ def test_the_built_wheel_ships_every_package_file(tmp_path):
     assert wheel.name.startswith(f"agentworld-{agentworld.__version__}-")
     assert check_wheel.missing_files(wheel, source) == []
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"agentworld/core/world/data/world.yaml", "agentworld/tasks/main/task_01_staff.yaml",
+    assert {"agentworld/core/world/data/world.yaml", "agentworld/tasks/main/task_205_goldfield_two_forges.yaml",
             "agentworld/core/runs/versions.py"} <= names
 
     # the check itself: a wheel that lost a data folder (tasks/main left out of the packages) is caught
@@ -87,5 +87,5 @@ def test_the_built_wheel_ships_every_package_file(tmp_path):
             if not item.filename.startswith("agentworld/tasks/main/"):
                 bad.writestr(item, good.read(item))
     missing = check_wheel.missing_files(broken, source)
-    assert "agentworld/tasks/main/task_01_staff.yaml" in missing
+    assert "agentworld/tasks/main/task_205_goldfield_two_forges.yaml" in missing
     assert all(m.startswith("agentworld/tasks/main/") for m in missing)

@@ -26,7 +26,8 @@ from agentworld.core.tasks.task import find_task, load_task
 
 _load_commands()
 DATA = Path(__file__).parent / "data"
-SMALL = "task_01_staff"  # the main suite's starter: 3 agents, a few rounds
+SHIPPED = "task_205_goldfield_two_forges"  # a main task: an old record without task.json replays against it
+SMALL = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task: 3 agents, a few rounds
 COMBAT = "task_44_oakridge_wolves"  # fights: the seed decides the rolls
 
 
@@ -53,8 +54,8 @@ def random_run(tmp_path_factory) -> Path:
 
 def test_every_episode_of_an_oracle_run_replays_and_report_marks_it(tmp_path):
     out = tmp_path / "run"
-    r = invoke("run", "--task", SMALL, "--task", "task_03_market", "--framework", "oracle", "--out", str(out),
-               "--no-progress")
+    r = invoke("run", "--task", SHIPPED, "--task", "task_03_market", "--framework", "oracle", "--out", str(out),
+               "--no-progress")  # two shipped tasks: their records name the file under main/
     assert r.exit_code == 0, r.output
     before = invoke("report", str(out))
     assert "replay: 0 verified, 2 not checked" in before.output
@@ -347,7 +348,7 @@ def test_an_episode_stopped_by_the_run_budget_replays_to_the_same_point(tmp_path
 
 def test_a_record_without_its_task_file_replays_from_task_json_and_an_old_record_says_what_it_lacks(tmp_path):
     own = tmp_path / "mine.yaml"
-    shutil.copy(find_task(SMALL).path, own)
+    shutil.copy(find_task(SHIPPED).path, own)
     out = tmp_path / "run"
     assert invoke("run", "--task", str(own), "--framework", "random", "--out", str(out), "--no-progress").exit_code == 0
     [folder] = episodes(out)
@@ -370,7 +371,7 @@ def test_a_record_without_its_task_file_replays_from_task_json_and_an_old_record
     assert report.ok, [m.text() for m in report.mismatches]
     assert any("does not record harness_version, task_sha256, world_pins, turn_timeout" in n for n in report.notes)
     assert any("no observation digests" in n for n in report.notes)
-    assert any("replayed against the shipped task_01_staff" in n for n in report.notes)
+    assert any(f"replayed against the shipped {SHIPPED}" in n for n in report.notes)
 
 
 def test_a_game_server_episode_is_refused_with_the_reason(random_run, tmp_path):

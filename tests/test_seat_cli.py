@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_mcp_server import RELAY, relay_episode, relay_task, turn_events  # noqa: E402
 from worldfix import fixture_world  # noqa: E402
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 pytestmark = pytest.mark.anyio
 
 CLI = [sys.executable, "-c", "import sys; sys.argv[0] = 'agentworld'; from agentworld.core.cli import main; main()"]
@@ -67,7 +69,7 @@ async def serving(tmp_path: Path, task: Any, seat_options: tuple[str, ...], **kw
 async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path):
     """The lumberjack is played through `agentworld seat` alone (its calls are the reference plan's for that
     agent, read from the task); the woodworker and the wizard are oracle seats in the server. It succeeds."""
-    task = find_task("task_01_staff")
+    task = find_task(STAFF)
     plan = [(step.tool, step.args) for step in task.reference_solution["agent_1"]]
     async with serving(tmp_path, task, ("agent_2=oracle", "agent_3=oracle"), turn_timeout=TURN_TIMEOUT,
                        linger=60) as (seats_path, serve, ended):

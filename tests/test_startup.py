@@ -111,10 +111,10 @@ def test_commands_come_from_the_full_host_once_it_exists():
 
 
 def test_the_readme_episode_imports_only_what_a_scripted_run_uses(tmp_path):
-    """`agentworld run --task task_01_staff --framework oracle` on a warm world cache (the first run warms it)."""
+    """`agentworld run --task task_205_goldfield_two_forges --framework oracle` on a warm world cache (the first run warms it)."""
     code = ("import json, sys\n"
             "from agentworld.core.cli import main\n"
-            f"sys.argv = ['agentworld', 'run', '--task', 'task_01_staff', '--framework', 'oracle', '--out', sys.argv[1]]\n"
+            f"sys.argv = ['agentworld', 'run', '--task', 'task_205_goldfield_two_forges', '--framework', 'oracle', '--out', sys.argv[1]]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
             "modules = sorted(sys.modules)\n"
             "from agentworld.core.tasks import task\n"

@@ -126,7 +126,7 @@ def test_every_task_has_a_progress_checkpoint_and_guards_are_not_progress(suite)
         assert any(not is_guard(c) for c in task.verifier.checks), task.id
 
 
-SAMPLE = ["task_01_staff", "task_16_ice_cavern", "task_44_oakridge_wolves", "task_430_saltmarsh_guild_letter",
+SAMPLE = ["task_205_goldfield_two_forges", "task_16_ice_cavern", "task_44_oakridge_wolves", "task_430_saltmarsh_guild_letter",
           "task_76_hearthmoor_survey"]
 
 

@@ -15,7 +15,7 @@ from variant_picks import pick, plan_rounds  # noqa: E402
 
 _load_commands()
 APPLIES, HANDOFFS = pick("applies"), pick("hand-offs")
-TASKS = ("--task", APPLIES.id, "--task", HANDOFFS.id)  # single_agent applies to the first only
+TASKS = ("--task", APPLIES.path, "--task", HANDOFFS.path)  # single_agent applies to the first only (files: a pick may be a fixture)
 
 
 def invoke(*args: str):
@@ -47,7 +47,7 @@ def test_baselines_fill_table_3_offline_and_explain_na(tmp_path: Path):
 
 def test_ablations_fill_table_4_with_an_idle_team(tmp_path: Path):
     short = plan_rounds(APPLIES) - 1  # fewer rounds than the plan needs: that row is n/a, explained
-    args = ("ablations", "--task", APPLIES.id, "--framework", "idle", "--short-horizon", str(short),
+    args = ("ablations", "--task", APPLIES.path, "--framework", "idle", "--short-horizon", str(short),
             "--out", str(tmp_path / "t4"))
     res = invoke(*args)
     assert res.exit_code == 0, res.output

@@ -11,7 +11,7 @@ from agentworld.core import plugins
 from agentworld.core.tasks import task as task_mod
 from agentworld.core.tasks import taskcache
 
-SHIPPED = task_mod.suite_files("main")[0]  # tasks/main/task_01_staff.yaml
+SHIPPED = task_mod.suite_files("main")[0]  # the first file of tasks/main/
 
 
 @pytest.fixture

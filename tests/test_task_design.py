@@ -19,6 +19,8 @@ from agentworld.core.tasks.task_file import snake_case
 sys.path.insert(0, str(Path(__file__).parent))
 from test_task_authoring import build  # noqa: E402,F401 - the fixture: tools/task_authoring/build.py as a module
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 DATA = Path(__file__).parent / "data"
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
 
@@ -48,7 +50,7 @@ def test_tasks_list_and_show_report_the_design():
     by_id = {r["id"]: r for r in listed}
     assert by_id["task_44_oakridge_wolves"]["design"] == "hunt"
     assert by_id["task_09_bronze_blade"]["design"] == "bronze_blade"
-    shown = json.loads(CliRunner().invoke(tasks_group, ["show", "task_01_staff", "--json"]).output)
+    shown = json.loads(CliRunner().invoke(tasks_group, ["show", STAFF, "--json"]).output)
     assert shown["design"] == "staff"
     table = CliRunner().invoke(tasks_group, ["list"]).output
     assert "design" in table and "designs)" in table

@@ -12,6 +12,8 @@ from agentworld.core.cli import cli
 from agentworld.core.cli.tasks import register_commands
 from agentworld.core.tasks.task import CATEGORIES, TaskError, find_task, load_suite, load_task
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 DATA = Path(__file__).parent / "data"
 BAD = sorted((DATA / "bad_tasks").glob("*.yaml"))
 
@@ -76,7 +78,7 @@ STARTER_IDS = ("task_01_staff", "task_02_harvest", "task_03_market", "task_04_go
 
 def test_starter_tasks_have_one_task_per_category_and_3_to_10_agents():
     suite = {t.id: t for t in load_suite("main")}
-    retired = {"task_05_survey": DATA / "survey.yaml",  # suite v3 retired them; kept as fixtures
+    retired = {"task_01_staff": Path(STAFF), "task_05_survey": DATA / "survey.yaml",  # suite v3 retired them; fixtures
                "task_07_shield_wall": DATA / "shield_wall.yaml"}
     tasks = [suite[i] if i in suite else load_task(retired[i]) for i in STARTER_IDS]
     assert {t.category for t in tasks} == set(CATEGORIES)
@@ -88,7 +90,7 @@ def test_starter_tasks_have_one_task_per_category_and_3_to_10_agents():
 
 
 def test_task_01_is_the_papers_staff_scenario():
-    t = find_task("task_01_staff")
+    t = find_task(STAFF)
     roles = {a.role for a in t.agents}
     assert {"lumberjack", "woodworker", "wizard"} <= roles
     wizard = next(a for a in t.agents if a.role == "wizard")
@@ -97,8 +99,8 @@ def test_task_01_is_the_papers_staff_scenario():
 
 
 def test_find_task_unknown_id_suggests():
-    with pytest.raises(KeyError, match="did you mean 'task_01_staff'"):
-        find_task("task_01_staf")
+    with pytest.raises(KeyError, match="did you mean 'task_02_harvest'"):
+        find_task("task_02_harvst")
 
 
 def _cli():
@@ -114,7 +116,7 @@ def test_cli_tasks_list_json_and_show():
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
     assert {"id", "name", "category", "agents", "rounds"} <= set(rows[0])
-    res = runner.invoke(_cli(), ["tasks", "show", "task_01_staff"])
+    res = runner.invoke(_cli(), ["tasks", "show", STAFF])
     assert res.exit_code == 0 and "three staffs by the wizard" in res.output
 
 

@@ -41,7 +41,7 @@ FORBIDDEN: tuple[type, ...] = (World, Task, AgentDef, Step, VerifierSpec, CheckS
                                VerifyResult, Episode, TurnGate, GateRecord, PlayerState, Player, ReferencePlan)
 ATOMS = (str, bytes, int, float, bool, complex, type(None), type, types.ModuleType, types.CodeType)
 pytestmark = pytest.mark.anyio
-TASK = "task_01_staff"
+TASK = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 VARIANT = f"short_horizon:{rounds_needed(find_task(TASK).reference_solution)}"  # a horizon the plan fits in
 
 

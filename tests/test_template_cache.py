@@ -3,18 +3,22 @@ the reason a prompt differs or a render fails, whatever state the cache director
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentworld.core.play import prompts
 from agentworld.core.tasks.task import find_task
 from agentworld.core.world.datapack import load_world
 
+STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+
 
 def render_fresh() -> str:
     """The system and user prompts of a shipped task, from a fresh Jinja2 environment (as a new process)."""
     prompts._env.cache_clear()
     prompts.template.cache_clear()
-    task = find_task("task_01_staff")
+    task = find_task(STAFF)
     system = prompts.render_system(task, task.agents[0], load_world().data.rules)
     user = prompts.render_user("You see a tree.", username=task.agents[0].username, round=2, max_rounds=25)
     return system + "\n---\n" + user

@@ -70,7 +70,7 @@ def test_a_cell_an_idle_team_passes_fails_the_proof():
 def test_single_agent_run_passes_with_the_adapted_plan_and_fails_idle(tmp_path: Path):
     for framework, success in (("oracle", True), ("idle", False)):
         out = tmp_path / framework
-        res = invoke("run", "--task", pick("applies").id, "--variant", "single_agent", "--framework", framework,
+        res = invoke("run", "--task", pick("applies").path, "--variant", "single_agent", "--framework", framework,
                      "--out", str(out), "--json")
         assert res.exit_code == 0, res.output
         (result,) = read_results_file(out / "results.jsonl")
@@ -80,13 +80,14 @@ def test_single_agent_run_passes_with_the_adapted_plan_and_fails_idle(tmp_path: 
 def test_single_agent_run_where_it_does_not_apply_is_a_usage_error(tmp_path: Path):
     out = tmp_path / "run"
     na, ok = pick("places").id, pick("applies").id
-    res = invoke("run", "--task", na, "--variant", "single_agent", "--framework", "oracle", "--out", str(out))
+    na_file, ok_file = pick("places").path, pick("applies").path  # what the command line names (a pick may be a fixture)
+    res = invoke("run", "--task", na_file, "--variant", "single_agent", "--framework", "oracle", "--out", str(out))
     assert res.exit_code == 2  # click's exit code for usage errors
     assert f"does not apply to {na}" in res.output and "at the same time" in res.output
     assert "Traceback" not in res.output
     assert not (out / "results.jsonl").exists()  # nothing ran, nothing recorded (no infrastructure error)
     # in a grid the n/a cell is left out and listed; the rest runs
-    res = invoke("run", "--task", na, "--task", ok, "--variant", "single_agent", "--framework", "oracle",
+    res = invoke("run", "--task", na_file, "--task", ok_file, "--variant", "single_agent", "--framework", "oracle",
                  "--out", str(out), "--no-progress")
     assert res.exit_code == 0, res.output
     assert f"n/a  single_agent · {na}" in res.output
@@ -97,11 +98,11 @@ def test_single_agent_run_where_it_does_not_apply_is_a_usage_error(tmp_path: Pat
 
 def test_tasks_prove_variants_prints_the_matrix_and_reasons():
     na = pick("places").id
-    res = invoke("tasks", "prove", na, "--variant", "single_agent", "--variant", "party_status")
+    res = invoke("tasks", "prove", pick("places").path, "--variant", "single_agent", "--variant", "party_status")
     assert res.exit_code == 0, res.output
     assert "1 (task, variant) cells proven, 1 n/a with a reason, 0 failed" in res.output
     assert f"{na} single_agent: n/a the objective needs agents" in res.output
-    res = invoke("tasks", "prove", na, "--variant", "party_status", "--json")
+    res = invoke("tasks", "prove", pick("places").path, "--variant", "party_status", "--json")
     data = json.loads(res.output)
     assert data["ok"] and [c["status"] for c in data["variants"]] == ["proven"]
     res = invoke("tasks", "prove", na, "--variant", "no_such")

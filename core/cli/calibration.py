@@ -98,7 +98,7 @@ def _print(report: dict) -> None:
     if report["stale_pilots"]:
         con.print(f"{report['stale_pilots']} stale pilot(s): run on an older version of their task, not counted")
     if report["pilots_of_retired_tasks"]:
-        con.print(f"pilots of tasks no longer shipped: {', '.join(report['pilots_of_retired_tasks'])}")
+        con.print(f"pilots of tasks no longer shipped, not counted: {', '.join(report['pilots_of_retired_tasks'])}")
     if not Path(report["pilots_dir"]).is_dir():
         con.print(f"[yellow]no pilot records: {escape(report['pilots_dir'])} is not a folder[/yellow] (a source "
                   "checkout has pilots/; give another with --pilots)")

@@ -69,7 +69,7 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
     from ..tasks.task import SUITES, TaskError, find_task, load_suite
 
     if not task_ids and not all_tasks:
-        raise click.UsageError("name task ids (e.g. task_01_staff) or pass --all")
+        raise click.UsageError("name task ids (e.g. task_205_goldfield_two_forges) or task files, or pass --all")
     if all_tasks and suite not in SUITES:
         raise click.BadParameter(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}", param_hint="--suite")
     try:

@@ -395,7 +395,7 @@ def run_cmd(spec_file: Path | None, tasks: tuple[str, ...], categories: tuple[st
 
     \b
     Examples:
-      agentworld run --task task_01_staff --framework oracle
+      agentworld run --task task_205_goldfield_two_forges --framework oracle
       agentworld run --suite main --framework oracle --variant vanilla --variant no_communication
       agentworld run spec.yaml --concurrency 8
       agentworld run --resume runs/20260101-120000-oracle

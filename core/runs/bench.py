@@ -169,7 +169,7 @@ def bench_startup(repeat: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(res))
         return
-    targets = {"agentworld --help": 250, "agentworld run --task task_01_staff --framework oracle": 600,
+    targets = {"agentworld --help": 250, "agentworld run --task task_205_goldfield_two_forges --framework oracle": 600,
                "load_world() with a warm cache (in process)": 50}
     show("bench startup (fresh processes, world cache warm)",
          ["command", "ms", "ratio to floor", "cpu ms", "cpu ratio", "target"],
@@ -190,7 +190,7 @@ def bench_startup(repeat: int, as_json: bool) -> None:
               help="How many identical episodes to run together, comma-separated.")
 @click.option("--latency", "latencies", default="1.0,0.2", show_default=True,
               help="Seconds each simulated model call sleeps, comma-separated; the first is the headline.")
-@click.option("--task", "task_id", default="task_01_staff", show_default=True)
+@click.option("--task", "task_id", default="task_205_goldfield_two_forges", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def bench_concurrency(counts: str, latencies: str, task_id: str, as_json: bool) -> None:
     """Speed-up of K identical episodes with a sleeping model over one alone (the floor), against K.

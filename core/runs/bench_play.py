@@ -189,7 +189,7 @@ def _time_world(ep: Any) -> tuple[list[float], list[float]]:
 # -- startup -----------------------------------------------------------------------------------------------
 STARTUP_WARM_LOAD = ("import time; from agentworld.core.world.datapack import load_world; t = time.perf_counter(); "
                      "load_world(); print((time.perf_counter() - t) * 1000)")
-README_EPISODE = "agentworld run --task task_01_staff --framework oracle"
+README_EPISODE = "agentworld run --task task_205_goldfield_two_forges --framework oracle"
 
 
 def startup_mode() -> dict[str, Any]:
@@ -247,7 +247,7 @@ def bench_startup(repeat: int = 5) -> dict[str, Any]:
         commands = {
             "python -c pass (floor)": [sys.executable, "-c", "pass"],
             "agentworld --help": [*agentworld, "--help"],
-            README_EPISODE: [*agentworld, "run", "--task", "task_01_staff", "--framework", "oracle", "--out", "{out}"],
+            README_EPISODE: [*agentworld, "run", "--task", "task_205_goldfield_two_forges", "--framework", "oracle", "--out", "{out}"],
         }
         # warm the world cache and the task cache (a task file is validated once per version of the code)
         subprocess.run([*commands[README_EPISODE][:-1], str(Path(tmp) / "warm")], capture_output=True, cwd=tmp)
@@ -322,7 +322,7 @@ async def _episodes(task: Any, k: int, latency: float, out: Path) -> float:
 
 
 def bench_concurrency(counts: list[int], latencies: Sequence[float] = (1.0, 0.2),
-                      task_id: str = "task_01_staff") -> dict[str, Any]:
+                      task_id: str = "task_205_goldfield_two_forges") -> dict[str, Any]:
     """For each model latency: one episode alone (the floor), then K together for each K. The first latency
     is the headline (``latency_s``, ``single_s``, ``rows`` at the top level); ``runs`` holds every latency."""
     from ..tasks.task import find_task

@@ -185,6 +185,8 @@ def calibration(pilots_dir: Path, *, jobs: int = 1, with_fastest: bool = True) -
     return {
         "pilots_dir": str(pilots_dir), "tasks": rows, "by_category": by_category, "overall": overall,
         "augmented": aug, "targets": _targets(main, augmented, by_category, overall, aug),
-        "stale_pilots": sum(1 for p in pilots if p.stale), "pilots_of_retired_tasks": orphans,
+        # a pilot of a retired task is listed with the orphans, not counted again as a stale one
+        "stale_pilots": sum(1 for p in pilots if p.stale and p.record.task in suite_of),
+        "pilots_of_retired_tasks": orphans,
         "problems": problems, "with_fastest": with_fastest,
     }

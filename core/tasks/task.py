@@ -201,7 +201,7 @@ def parse_task(raw: Any, file: str, default_id: str) -> Task:
     """Structure pass: YAML dict -> Task, raising TaskError with every structural problem."""
     if not isinstance(raw, dict):
         raise TaskError(file, [Problem("(top level)", f"a task file must be a YAML mapping, got {type(raw).__name__}",
-                                       "start from tasks/main/task_01_staff.yaml")])
+                                       "start from a shipped task, e.g. tasks/main/task_205_goldfield_two_forges.yaml")])
     problems: list[Problem] = []
     agent_keys = [k for k in raw if isinstance(k, str) and _AGENT_KEY.match(k)]
     rest = {k: v for k, v in raw.items() if k not in agent_keys}

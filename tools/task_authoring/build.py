@@ -45,6 +45,10 @@ and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``
 distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``MOVE_TIP``,
 ``GIVE_TIP``.
 
+A family may set ``out: DIR`` (a folder relative to the repository root): its files are written there rather
+than to ``tasks/main/`` (``staff.yaml`` writes the test fixture ``tests/data/task_01_staff.yaml``, no longer
+shipped). ``--out`` overrides it for every family.
+
 Prove the result: ``agentworld tasks prove FILE`` (or ``--all``).
 """
 
@@ -343,6 +347,13 @@ def family_docs(path: Path, wanted: set[str] | None = None) -> list[dict[str, An
     return [doc for doc, _ in family_variants(path, wanted)]
 
 
+def family_out(path: Path) -> Path:
+    """The folder a family's task files are written to: its ``out:`` (relative to the repository root; a test
+    fixture such as ``tests/data``) or the main suite."""
+    out = yaml.safe_load(path.read_text(encoding="utf-8")).get("out")
+    return OUT if out is None else OUT.parents[1] / out
+
+
 def _known_names() -> set[str]:
     """Every family name and variant id (read from the families, nothing rendered)."""
     out = set()
@@ -356,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="family names or task ids (default: every family)")
     ap.add_argument("--check", action="store_true", help="only report files that would change (exit 1 if any)")
-    ap.add_argument("--out", type=Path, default=OUT, help=f"where to write the task files (default: {OUT})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"where to write the task files (default: {OUT}, or the folder a family's out: names)")
     args = ap.parse_args(argv)
     wanted = set(args.names) or None
     unknown = sorted((wanted or set()) - _known_names())
@@ -369,9 +381,10 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{path}: a family's file name is its design id and must be snake_case (lower-case "
                              f"letters, digits, '_', starting with a letter); rename it, e.g. "
                              f"{snake_case(path.stem)}.yaml")
+        out_dir = args.out or family_out(path)
         for doc, variant in family_variants(path, wanted):
             task_id, text = build_task(path.stem, doc, variant)
-            target = args.out / f"{task_id}.yaml"
+            target = out_dir / f"{task_id}.yaml"
             if target.exists() and target.read_text(encoding="utf-8") == text:
                 continue
             changed += 1
