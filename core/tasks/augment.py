@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .plans import execute, plan_world, rounds_needed, walk_steps
-from .task import Task, parse_task, world_index
+from .task import Step, Task, parse_task, world_index
 
 Raw = dict[str, Any]
 
@@ -224,11 +224,12 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
         out[a.agent_id]["guideline"] = (str(out[a.agent_id].get("guideline") or "")
                                         + f"\n(This task: you start away from your usual post at ({a.x},{a.y}).)")
         original[a.agent_id] = (a.x, a.y)
-    moved = reparse(out)
-    walks = {a.agent_id: walk_steps(moved, (a.x, a.y), original[a.agent_id]) for a in moved.agents}
+    walks = _walks_back(reparse(out), original)
+    if walks is None:
+        return None
     longest = max(len(w) for w in walks.values())
     plan = out.get("reference_solution") or {}
-    for a in moved.agents:
+    for a in task.agents:
         prelude = [{"tool": s.tool, "args": dict(s.args)} for s in walks[a.agent_id]]
         prelude += [_step("sleep", seconds=1)] * (longest - len(prelude))
         plan[a.agent_id] = prelude + list(plan.get(a.agent_id, []))
@@ -238,6 +239,28 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
     _add_to_plan_text(out, f"Everyone starts {lo} to {hi} tiles out and first walks back to their usual post.",
                       first=True)
     return out
+
+
+WALK_BACK_ROUNDS = 8  # at most: a walk back of 110 tiles takes 2 moves, and an aggressive mob may stop a few
+
+
+def _walks_back(task: Task, goals: dict[str, tuple[int, int]]) -> dict[str, list[Step]] | None:
+    """Each agent's ``move_character`` calls back to its usual post, played together round by round in a plan
+    world: a walk an aggressive mob stops is taken up again the next round, as a player would (a plan of the
+    bare route would leave the agent short of its post, out of sight of what it was to see there). None if
+    some agent is not back within WALK_BACK_ROUNDS rounds."""
+    world = plan_world(task, 0)
+    walks: dict[str, list[Step]] = {a: [] for a in task.agent_ids}
+    for r in range(1, WALK_BACK_ROUNDS + 1):
+        away = [a for a in task.agent_ids if (world.player_state(a).x, world.player_state(a).y) != goals[a]]
+        if not away:
+            return walks
+        for a in away:
+            step = walk_steps(task, (world.player_state(a).x, world.player_state(a).y), goals[a])[0]
+            execute(world, a, step)
+            walks[a].append(step)
+        world.end_round(r)
+    return None
 
 
 # -- extra_leg ----------------------------------------------------------------------------------------------
@@ -345,7 +368,9 @@ def _delay_events(raw: Raw, rounds: int) -> None:
     """A plan that starts ``rounds`` later meets the task's scheduled events ``rounds`` later too: the scenario's
     deadlines keep their place in the work (a triggered event follows its condition by itself)."""
     for e in raw.get("events") or []:
-        if isinstance(e.get("at_round"), int) and e["at_round"] > 1:
+        # a round-1 announcement at a place is news for whoever stands there: it waits for them too
+        local_news = e.get("do") == "announce" and e.get("at") is not None
+        if isinstance(e.get("at_round"), int) and (e["at_round"] > 1 or local_news):
             e["at_round"] += rounds
 
 
@@ -411,6 +436,9 @@ def _order_grows(task: Task, raw: Raw) -> Iterator[Raw]:
         # plan's last step that uses that number, and before the plan is done
         used = _last_use(task, count)
         rounds = [r for r in (max(2, plan_rounds * 2 // 5, used + 1),) if r < plan_rounds]
+        if not rounds:  # the old amount is handed over in the plan's last round: the order grows before that
+            yield from _grown_before_handover(task, raw, index, item, count, receiver, tr, placed)
+            continue
         for spot in _stores(raw, f_end, also=(r_end,)):
             for at_round in rounds:
                 yield _grown(task, raw, index, item, count, receiver, fetcher, spot, at_round, tr, ends, placed)
@@ -456,6 +484,87 @@ def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: st
     _add_actions(out, task, len(trip))
     _add_to_plan_text(out, f"When the order grows, {recv.username} tells {fetch.username}, who fetches the spare "
                            f"{item} from its store.")
+    return out
+
+
+def _final_handover(task: Task, item: str, count: int, receiver: str) -> tuple[str, int] | None:
+    """(giver, step index) of the plan's last transfer of exactly ``count`` ``item`` to ``receiver``."""
+    best: tuple[str, int] | None = None
+    for agent, steps in (task.reference_solution or {}).items():
+        for i, st in enumerate(steps):
+            if (st.tool == "transfer_items" and st.args.get("itemKey") == item and st.args.get("count") == count
+                    and task.resolve_agent(str(st.args.get("targetPlayer"))) == receiver
+                    and (best is None or i > best[1])):
+                best = (agent, i)
+    return best
+
+
+def _grown_before_handover(task: Task, raw: Raw, index: int, item: str, count: int, receiver: str, tr: Trace,
+                           placed: set[str]) -> Iterator[Raw]:
+    """``order_grows`` when the old amount is handed over in the plan's last round (no round is left after it):
+    the order grows before that hand-over, told only to the receiver, who tells the giver; the giver fetches the
+    spare from a store 61 to 100 tiles from where it stands to hand over, and hands over the grown amount.
+    The event comes after every other transfer of the old amount (from then on that number is stale)."""
+    final = _final_handover(task, item, count, receiver)
+    if final is None:
+        return
+    giver, k = final
+    others = [i + 1 for a, steps in (task.reference_solution or {}).items() for i, st in enumerate(steps)
+              if st.tool == "transfer_items" and st.args.get("count") == count and (a, i) != final]
+    at_round = max(2, rounds_needed(task.reference_solution) * 2 // 5, max(others, default=0) + 1)
+    if at_round > k:  # the receiver could not hear it before the hand-over
+        return
+    here = tr.spots[giver][k - 1] if k >= 1 else (task.agent(giver).x, task.agent(giver).y)
+    r_end = tr.end(receiver, (task.agent(receiver).x, task.agent(receiver).y))
+    for spot in _stores(raw, here, also=(r_end,))[:1]:
+        yield _grown_early(task, raw, index, item, count, receiver, giver, k, here, spot, at_round, tr)
+
+
+def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiver: str, giver: str, k: int,
+                 here: tuple[int, int], spot: tuple[int, int], at_round: int, tr: Trace) -> Raw:
+    out = copy.deepcopy(raw)
+    recv, give = task.agent(receiver), task.agent(giver)
+    out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
+                                         "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
+    out.setdefault("events", []).append({
+        "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
+        "set": {"count": count + 1}, "tell": [recv.username], "speaker": "Messenger",
+        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
+                    f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {recv.username}.")})
+    _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
+                    f"{recv.username} ends with the grown order of {item}")
+    plan = out["reference_solution"]
+    mine = plan.setdefault(receiver, [])
+    first = max(at_round - 1, tr.last_move(receiver) + 1)
+    _pad(mine, first)
+    told = next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
+    message = (f"{give.username}: the order grows to {count + 1} {item}. A spare {item} lies in a store at "
+               f"({spot[0]},{spot[1]}); bring it with the rest: {count + 1} {item} in all.")
+    if told == len(mine):
+        mine.append(_step("chat", message=message))
+    else:
+        mine[told] = _step("chat", message=message)
+    # the giver leaves for the store once it has heard (the round after the chat) and before its hand-over
+    theirs = plan[giver]
+    start = max(k, told + 1)
+    trip = _walk(task, here, spot) + [_step("pickup_resource", targetInstance=f"cache#{_cache_ids(raw) + 1}")]
+    trip += _walk(task, spot, here)
+    handover = copy.deepcopy(theirs[k])
+    handover["args"]["count"] = count + 1
+    waits = [_step("sleep", seconds=1) for _ in range(start - k)]
+    plan[giver] = theirs[:k] + waits + trip + [handover] + theirs[k + 1:]
+    added = len(waits) + len(trip)
+    for a in task.agent_ids:  # everyone else waits as long, so the plan's hand-offs keep their order
+        steps = plan.setdefault(a, [])
+        if a not in (giver, receiver) and len(steps) > k:
+            steps[k:k] = [_step("sleep", seconds=1) for _ in range(added)]
+    for e in out.get("events") or []:
+        if isinstance(e.get("at_round"), int) and e["at_round"] > k + 1 and e.get("id") != "order_grows":
+            e["at_round"] += added
+    _pad(plan[receiver], len(plan[giver]))  # the receiver stays in the game until the grown amount is in its hands
+    _add_actions(out, task, added)
+    _add_to_plan_text(out, f"When the order grows, {recv.username} tells {give.username}, who fetches the spare "
+                           f"{item} from its store and hands over the grown amount.")
     return out
 
 
