@@ -50,8 +50,9 @@ CASES = [
     ("packed:60", "random", 1, "vanilla"),
 ]
 # shipped tasks the suite has retired since, played from their copies in tests/data (same content, same digests)
-RETIRED = {"task_05_survey": str(Path(__file__).resolve().parents[1] / "tests" / "data" / "survey.yaml"),
-           "task_01_staff": str(Path(__file__).resolve().parents[1] / "tests" / "data" / "task_01_staff.yaml")}
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+RETIRED = {"task_01_staff": str(DATA / "task_01_staff.yaml"), "task_03_market": str(DATA / "market_day.yaml"),
+           "task_05_survey": str(DATA / "survey.yaml")}
 BIG_CASES = [
     ("scale:400", "random", 0, "vanilla"),
     ("packed:300", "random", 2, "vanilla"),

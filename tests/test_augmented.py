@@ -56,7 +56,7 @@ def test_transformations_are_deterministic_and_change_a_documented_dimension():
 
 
 def test_order_grows_raises_the_order_mid_episode_for_one_agent_and_the_plan_fetches_the_spare():
-    source = find_task("task_03_market")
+    source = find_task(str(DATA / "market_day.yaml"))  # retired task_03, a fixture
     variant, raw = next(recipe_candidates(source, ("order_grows",)))
     (event,) = [e for e in raw["events"] if e["id"] == "order_grows"]
     check = source.verifier.checks[event["check"]]

@@ -17,6 +17,7 @@ from agentworld.core.cli import _load_commands, cli
 from agentworld.core.tasks.task import find_task
 
 STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
+MARKET = str(Path(__file__).parent / "data" / "market_day.yaml")  # retired task_03_market, a fixture
 
 _load_commands()
 
@@ -32,7 +33,7 @@ def bundle(tmp_path_factory) -> Path:
     made = tmp_path_factory.mktemp("submitter")
     own = made / "my_staff_task.yaml"
     shutil.copy(find_task(STAFF).path, own)
-    r = invoke("run", "--task", str(own), "--task", "task_03_market", "--framework", "oracle", "--cce", "grounded",
+    r = invoke("run", "--task", str(own), "--task", MARKET, "--framework", "oracle", "--cce", "grounded",
                "--out", str(made / "run"), "--no-progress")
     assert r.exit_code == 0, r.output
     r = invoke("bundle", str(made / "run"), "--out", str(made / "sub.tar.gz"))

@@ -163,7 +163,7 @@ def test_single_agent_is_not_applicable_where_one_agent_cannot_play_it():
     survey = str(DATA / "survey.yaml")  # retired task_05_survey, a fixture
     assert "at the same time" in not_applicable(find_task(survey), "single_agent")
     # hand-offs of items the team already holds: one agent would pass by doing nothing
-    assert "hand-offs" in not_applicable(find_task("task_03_market"), "single_agent")
+    assert "hand-offs" in not_applicable(find_task(str(DATA / "market_day.yaml")), "single_agent")
     with pytest.raises(NotApplicable, match="single_agent does not apply to task_05_survey"):
         apply_variant(find_task(survey), "single_agent")
     with pytest.raises(NotApplicable):

@@ -21,6 +21,7 @@ TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
 # (family, task id, the checkpoint the obvious plan misses for good)
 TRAPS = [
     ("guild_letter", "task_430_saltmarsh_guild_letter", "the harbour master's bars"),
+    ("guild_letter", "task_432_hearthmoor_guild_letter", "the harbour master's bars"),
     ("slide_crates", "task_431_hearthmoor_slide_crates", "the iron for the hall"),
     ("cairn_trail", "task_526_saltmarsh_cairn_trail", "the hoard for the antiquarian"),
     ("councils_metal", "task_225_fishers_rest_councils_metal", "the marshal's platebody"),

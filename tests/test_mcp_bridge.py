@@ -17,6 +17,8 @@ from agentworld.mcp_server.server import EpisodeMcpServer
 sys.path.insert(0, str(Path(__file__).parent))
 from test_mcp_server import relay_episode, turn_events, until, waiting  # noqa: E402
 
+MARKET = str(Path(__file__).parent / "data" / "market_day.yaml")  # retired task_03_market, a fixture
+
 pytestmark = pytest.mark.anyio
 CLI = [sys.executable, "-c", "from agentworld.core.cli import main; main()", "mcp-stdio"]
 
@@ -64,9 +66,9 @@ def test_cli_commands_explain_bad_options():
 
     _load_commands()
     runner = CliRunner()
-    r = runner.invoke(cli, ["serve", "--task", "task_03_market", "--seat", "agent_2"])
+    r = runner.invoke(cli, ["serve", "--task", MARKET, "--seat", "agent_2"])
     assert r.exit_code != 0 and "expected AGENT_ID=PLAYER" in r.output
-    r = runner.invoke(cli, ["serve", "--task", "task_03_market", "--turn-timeout", "0"])
+    r = runner.invoke(cli, ["serve", "--task", MARKET, "--turn-timeout", "0"])
     assert r.exit_code != 0 and "--turn-timeout" in r.output
     r = runner.invoke(cli, ["mcp-stdio", "--url", "http://127.0.0.1:9/mcp"], env={"AGENTWORLD_TOKEN": ""})
     assert r.exit_code != 0 and "--token" in r.output

@@ -54,7 +54,7 @@ def random_run(tmp_path_factory) -> Path:
 
 def test_every_episode_of_an_oracle_run_replays_and_report_marks_it(tmp_path):
     out = tmp_path / "run"
-    r = invoke("run", "--task", SHIPPED, "--task", "task_03_market", "--framework", "oracle", "--out", str(out),
+    r = invoke("run", "--task", SHIPPED, "--task", "task_02_harvest", "--framework", "oracle", "--out", str(out),
                "--no-progress")  # two shipped tasks: their records name the file under main/
     assert r.exit_code == 0, r.output
     before = invoke("report", str(out))

@@ -78,7 +78,8 @@ STARTER_IDS = ("task_01_staff", "task_02_harvest", "task_03_market", "task_04_go
 
 def test_starter_tasks_have_one_task_per_category_and_3_to_10_agents():
     suite = {t.id: t for t in load_suite("main")}
-    retired = {"task_01_staff": Path(STAFF), "task_05_survey": DATA / "survey.yaml",  # suite v3 retired them; fixtures
+    retired = {"task_01_staff": Path(STAFF), "task_03_market": DATA / "market_day.yaml",  # suite v3 retired them
+               "task_05_survey": DATA / "survey.yaml",  # (kept as fixtures)
                "task_07_shield_wall": DATA / "shield_wall.yaml"}
     tasks = [suite[i] if i in suite else load_task(retired[i]) for i in STARTER_IDS]
     assert {t.category for t in tasks} == set(CATEGORIES)

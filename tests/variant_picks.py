@@ -14,7 +14,8 @@ from agentworld.core.tasks.task import Task, find_task
 from agentworld.core.tasks.variants import not_applicable
 
 # Small tasks first (fast episodes); the pick is the first that fits.
-CANDIDATES = (str(Path(__file__).parent / "data" / "task_01_staff.yaml"), "task_03_market", str(Path(__file__).parent / "data" / "survey.yaml"), "task_15_dock_barter", "task_19_twin_beacons",
+CANDIDATES = (str(Path(__file__).parent / "data" / "task_01_staff.yaml"), str(Path(__file__).parent / "data" / "market_day.yaml"),
+              str(Path(__file__).parent / "data" / "survey.yaml"), "task_15_dock_barter", "task_19_twin_beacons",
               "task_20_watchtower_trade", "task_02_harvest", "task_04_goblins", "task_10_fishing_rod",
               "task_11_trout_supper", "task_26_six_scouts", "task_32_grand_bazaar", "task_40_muster")
 
