@@ -77,6 +77,11 @@ def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
     assert lifted.ok and lifted.effects.gained[0].item == "ancient_relic"
     [rec] = w.end_round(2).events
     assert rec["agents"] == ["agent_1", "agent_2", "agent_3"] and rec["carrier"] == "agent_3"
+    # the helpers' own results said "too heavy": their next view says the lift came off, and who carries it
+    carrier = w.players["agent_3"].username
+    for a in ("agent_1", "agent_2"):
+        assert f"was lifted in round 2: {carrier} picked it up with you and carries it" in " ".join(w.observe(a).notes)
+    assert not any("was lifted" in n for n in w.observe("agent_3").notes)
 
 
 def test_a_joint_action_with_too_few_agents_is_refused():

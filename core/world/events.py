@@ -705,6 +705,11 @@ class Mechanics:
         if len(who) >= k:
             self.records.append({"id": self.joint_ids[g.id], "kind": "joint:heavy_load", "load": g.id, "item": g.item,
                                  "round": self.w.round, "agents": list(who), "k": k, "carrier": p.agent_id})
+            # the others' own results said "too heavy ... now 1": tell them the lift came off (pilots asked in chat)
+            for a in who:
+                if a != p.agent_id:
+                    _tell(players[a], f"The {g.item} ({g.id}) was lifted in round {self.w.round}: {p.username} "
+                                      f"picked it up with you and carries it.")
             return None
         names = ", ".join(players[a].username for a in who)
         return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players "
