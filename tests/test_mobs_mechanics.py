@@ -246,7 +246,12 @@ def test_the_carrying_limit_stops_a_harvest():
     w = world(rules={"carry_limit": 2}, players=[spec("a", "a", 6, 6, inventory={"bronze_axe": 1})])
     res = w.harvest_resource("a", "oak_tree#1")
     assert res.ok and w.players["a"].inv.held() == 2 and "carry limit" in res.text.lower()
+    # it stopped at the limit and nothing went to the ground, so the text does not say it did (a pilot looked)
+    assert "ground" not in res.text and not list(w.ground.values())
     assert w.harvest_resource("a", "oak_tree#2").error == "inventory_full"
+    p = w.players["a"]
+    said = w._full_after(p, 2, {"tin_ore": 1})  # a gather of two where one fitted: the rest is on the ground
+    assert said.endswith(f"1 tin_ore did not fit and lie on the ground at ({p.x},{p.y}).")
 
 
 # -- the task file --------------------------------------------------------------------------------------------

@@ -436,6 +436,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         got: dict[str, int] = {}
         gathers = 0
         full = False
+        dropped: dict[str, int] = {}  # what did not fit and went to the ground
         finite = node.total is not None
         while node.left > 0 and not full and not (finite and node.total <= 0):
             node.left -= 1
@@ -457,6 +458,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                     got[y.item] = got.get(y.item, 0) + added
                 if added < n:
                     self._drop(y.item, n - added, p.x, p.y)
+                    dropped[y.item] = dropped.get(y.item, 0) + n - added
                     full = True
             self._gain_xp(p, nt.skill, nt.xp, eff)
             if any(p.inv.room_for(i, 1) == 0 for i in yield_items):
@@ -472,24 +474,27 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             parts.append(f"It is exhausted: it never regrows." if node.total <= 0
                          else f"It has {node.total} item(s) left in all (it never regrows).")
             if full:
-                parts.append(self._full_after(p))
+                parts.append(self._full_after(p, None, dropped))
         elif node.left <= 0:
             node.respawn_at = self.round + self._respawn(nt.respawn_rounds)
             self.depleted[node.id] = node
             parts.append(f"It is depleted, back in {node.respawn_at - self.round} round(s).")
         elif full:
-            parts.append(self._full_after(p, node.left))
+            parts.append(self._full_after(p, node.left, dropped))
         return engine_result(" ".join(s for s in parts if s), effects=eff)
 
     @staticmethod
-    def _full_after(p: Player, left: int | None = None) -> str:
-        """What a harvest that filled the inventory (or reached the carry limit) says."""
+    def _full_after(p: Player, left: int | None, dropped: dict[str, int]) -> str:
+        """What a harvest that filled the inventory (or reached the carry limit) says; the ground gets a mention
+        only when something went there (a harvest that just reached the limit dropped nothing)."""
         what = (f"carry limit of {p.inv.limit} items reached" if p.inv.limit and p.inv.carry_room() == 0
                 else "Inventory full")
         what = what[0].upper() + what[1:]
-        if left is None:
-            return f"{what}: stopped (overflow dropped on the ground)."
-        return f"{what}: stopped with {left} gather(s) left in it (overflow dropped on the ground)."
+        stop = "stopped" if left is None else f"stopped with {left} gather(s) left in it"
+        if not dropped:
+            return f"{what}: {stop}."
+        lost = ", ".join(f"{n} {item}" for item, n in dropped.items())
+        return f"{what}: {stop}; {lost} did not fit and lie on the ground at ({p.x},{p.y})."
 
     def pickup_resource(self, agent_id: str, target_instance: str) -> ToolResult:
         p = self._actor(agent_id)
