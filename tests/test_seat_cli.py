@@ -79,6 +79,7 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
         assert "You are lumberjack" in out and "Team objective:" in out
         assert "- transfer_items(targetPlayer: string, itemKey: string, count: integer = 1)" in out
         assert f"agentworld seat call TOOL '{{\"arg\": value}}' --seats {seats_path} --agent lumberjack" in out
+        assert 'use double quotes, chat message="I\'ll wait"' in out  # pilots lost calls to "don't" in '...'
 
         code, out, err = await seat("look", *who, "--json")
         first = json.loads(out)

@@ -369,6 +369,7 @@ def how_to_play(target: Target) -> str:
         f"- Make your turn's one call: agentworld seat call TOOL '{{\"arg\": value}}'{how}",
         f"  e.g. agentworld seat call move_character '{{\"x\": 450, \"y\": 397}}'{how}",
         "  (arguments may also be given as KEY=VALUE words: move_character x=450 y=397)",
+        "  (text with an apostrophe ends a single-quoted argument: use double quotes, chat message=\"I'll wait\")",
         "- A call made before your turn waits for it. It prints what happened and then your observation at your "
         "next turn, so you can decide and call again at once; you need `look` only for your first turn.",
         f"- Once your turn opens you have {target.turn_timeout:g} s to make your call; after that the turn is lost."
