@@ -2,7 +2,7 @@
 that does not think together plays (its ``trap`` branch). The reference plan wins; the obvious one loses, for the
 reason the design names: a bar handed over before the guild's letter, a crate left behind the slide, a seeker who
 set out for the cairn and reaches the hoard after the water, bars smelted before the council's word, a drift
-chosen on one workshop's order, a camp charged before the other was looked at."""
+chosen on one workshop's order, a camp charged before the other was looked at, a carrier who walked onto the bridge while the pack was on it."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ TRAPS = [
     ("twin_drifts", "task_226_oakridge_twin_drifts", "the pewterer's tin_ore"),
     ("raiders_two_camps", "task_324_oakridge_raiders_two_camps", "the relic returned"),
     ("raiders_two_camps", "task_325_hearthmoor_raiders_two_camps", "the relic returned"),
+    ("hound_bridge", "task_326_silverrun_hound_bridge", "the keeper's share of the potions"),
 ]
 
 
