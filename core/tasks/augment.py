@@ -444,21 +444,28 @@ def _order_grows(task: Task, raw: Raw) -> Iterator[Raw]:
                 yield _grown(task, raw, index, item, count, receiver, fetcher, spot, at_round, tr, ends, placed)
 
 
+def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver_name: str, spot: tuple[int, int],
+                    at_round: int) -> None:
+    """The variant's change: a spare ``item`` in a store at ``spot``, and from ``at_round`` check ``index`` asks
+    one more, told to the receiver alone; the objective says an order may grow (the plan is the caller's)."""
+    out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
+                                         "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
+    out.setdefault("events", []).append({
+        "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
+        "set": {"count": count + 1}, "tell": [receiver_name], "speaker": "Messenger",
+        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
+                    f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {receiver_name}.")})
+    _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
+                    f"{receiver_name} ends with the grown order of {item}")
+
+
 def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: str, fetcher: str,
            spot: tuple[int, int], at_round: int, tr: Trace, ends: dict[str, tuple[int, int]],
            placed: set[str]) -> Raw:
     out = copy.deepcopy(raw)
     recv, fetch = task.agent(receiver), task.agent(fetcher)
     cache = f"cache#{_cache_ids(out) + 1}"
-    out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
-                                         "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
-    out.setdefault("events", []).append({
-        "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
-        "set": {"count": count + 1}, "tell": [recv.username], "speaker": "Messenger",
-        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
-                    f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {recv.username}.")})
-    _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
-                    f"{recv.username} ends with the grown order of {item}")
+    _grow_the_order(out, index, item, count, recv.username, spot, at_round)
     plan = out["reference_solution"]
     mine = plan.setdefault(receiver, [])
     # the receiver tells once it has heard (from round at_round) and stands where its work ends
@@ -524,15 +531,7 @@ def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiv
                  here: tuple[int, int], spot: tuple[int, int], at_round: int, tr: Trace) -> Raw:
     out = copy.deepcopy(raw)
     recv, give = task.agent(receiver), task.agent(giver)
-    out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
-                                         "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
-    out.setdefault("events", []).append({
-        "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
-        "set": {"count": count + 1}, "tell": [recv.username], "speaker": "Messenger",
-        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
-                    f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {recv.username}.")})
-    _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
-                    f"{recv.username} ends with the grown order of {item}")
+    _grow_the_order(out, index, item, count, recv.username, spot, at_round)
     plan = out["reference_solution"]
     mine = plan.setdefault(receiver, [])
     first = max(at_round - 1, tr.last_move(receiver) + 1)
