@@ -6,8 +6,6 @@ chosen on one workshop's order, a camp charged before the other was looked at, a
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,6 @@ import yaml
 from agentworld.core.runs.replays import play
 from agentworld.core.tasks.task import find_task, load_task
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
 
 # (family, task id, the checkpoint the obvious plan misses for good)
 TRAPS = [
@@ -30,18 +27,6 @@ TRAPS = [
     ("raiders_two_camps", "task_325_hearthmoor_raiders_two_camps", "the relic returned"),
     ("hound_bridge", "task_326_silverrun_hound_bridge", "the keeper's share of the potions"),
 ]
-
-
-@pytest.fixture(scope="module")
-def build():
-    sys.path.insert(0, str(TOOLS))
-    try:
-        spec = importlib.util.spec_from_file_location("task_authoring_build_traps", TOOLS / "build.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(TOOLS))
 
 
 def _obvious_plan_task(build, family: str, task_id: str, tmp_path: Path):

@@ -3,25 +3,7 @@ family; a name it does not know is an error naming it; a committed task matches 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
-
-
-@pytest.fixture(scope="module")
-def build():
-    sys.path.insert(0, str(TOOLS))
-    try:
-        spec = importlib.util.spec_from_file_location("task_authoring_build", TOOLS / "build.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(TOOLS))
 
 
 def test_one_family_asked_is_the_only_one_rendered(build, monkeypatch, capsys):

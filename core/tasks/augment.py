@@ -444,10 +444,12 @@ def _order_grows(task: Task, raw: Raw) -> Iterator[Raw]:
                 yield _grown(task, raw, index, item, count, receiver, fetcher, spot, at_round, tr, ends, placed)
 
 
-def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver_name: str, spot: tuple[int, int],
-                    at_round: int) -> None:
+def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, receiver_name: str,
+                    spot: tuple[int, int], at_round: int, tr: Trace) -> tuple[list, int]:
     """The variant's change: a spare ``item`` in a store at ``spot``, and from ``at_round`` check ``index`` asks
-    one more, told to the receiver alone; the objective says an order may grow (the plan is the caller's)."""
+    one more, told to the receiver alone; the objective says an order may grow. Returns the receiver's plan
+    and the step at which it can tell the team: once it has heard (from round at_round) and stands where its
+    work ends (what it says and to whom is the caller's)."""
     out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
                                          "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
     out.setdefault("events", []).append({
@@ -457,6 +459,10 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver_name: 
                     f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {receiver_name}.")})
     _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
+    mine = out["reference_solution"].setdefault(receiver, [])
+    first = max(at_round - 1, tr.last_move(receiver) + 1)
+    _pad(mine, first)
+    return mine, next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
 
 
 def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: str, fetcher: str,
@@ -465,13 +471,8 @@ def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: st
     out = copy.deepcopy(raw)
     recv, fetch = task.agent(receiver), task.agent(fetcher)
     cache = f"cache#{_cache_ids(out) + 1}"
-    _grow_the_order(out, index, item, count, recv.username, spot, at_round)
     plan = out["reference_solution"]
-    mine = plan.setdefault(receiver, [])
-    # the receiver tells once it has heard (from round at_round) and stands where its work ends
-    first = max(at_round - 1, tr.last_move(receiver) + 1)
-    _pad(mine, first)
-    told = next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
+    mine, told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr)
     r_end = ends[receiver]
     message = (f"{fetch.username}: the order grows to {count + 1} {item}. A spare {item} lies in a store at "
                f"({spot[0]},{spot[1]}); please bring it to me at ({r_end[0]},{r_end[1]}).")
@@ -531,12 +532,8 @@ def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiv
                  here: tuple[int, int], spot: tuple[int, int], at_round: int, tr: Trace) -> Raw:
     out = copy.deepcopy(raw)
     recv, give = task.agent(receiver), task.agent(giver)
-    _grow_the_order(out, index, item, count, recv.username, spot, at_round)
     plan = out["reference_solution"]
-    mine = plan.setdefault(receiver, [])
-    first = max(at_round - 1, tr.last_move(receiver) + 1)
-    _pad(mine, first)
-    told = next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
+    mine, told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr)
     message = (f"{give.username}: the order grows to {count + 1} {item}. A spare {item} lies in a store at "
                f"({spot[0]},{spot[1]}); bring it with the rest: {count + 1} {item} in all.")
     if told == len(mine):
