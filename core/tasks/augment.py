@@ -445,11 +445,10 @@ def _order_grows(task: Task, raw: Raw) -> Iterator[Raw]:
 
 
 def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, receiver_name: str,
-                    spot: tuple[int, int], at_round: int, tr: Trace) -> tuple[list, int]:
+                    spot: tuple[int, int], at_round: int, tr: Trace, message: str) -> int:
     """The variant's change: a spare ``item`` in a store at ``spot``, and from ``at_round`` check ``index`` asks
-    one more, told to the receiver alone; the objective says an order may grow. Returns the receiver's plan
-    and the step at which it can tell the team: once it has heard (from round at_round) and stands where its
-    work ends (what it says and to whom is the caller's)."""
+    one more, told to the receiver alone; the objective says an order may grow. The receiver's plan passes
+    ``message`` on once it has heard (from round at_round) and stands where its work ends: returns that step."""
     out.setdefault("hidden", []).append({"id": f"spare_{item}", "kind": "cache", "items": [{"item": item, "count": 1}],
                                          "at": [{"x": spot[0], "y": spot[1]}], "pick": 0})
     out.setdefault("events", []).append({
@@ -462,7 +461,12 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
     mine = out["reference_solution"].setdefault(receiver, [])
     first = max(at_round - 1, tr.last_move(receiver) + 1)
     _pad(mine, first)
-    return mine, next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
+    told = next(i for i in range(first, len(mine) + 1) if i == len(mine) or _is_sleep(mine[i]))
+    if told == len(mine):
+        mine.append(_step("chat", message=message))
+    else:
+        mine[told] = _step("chat", message=message)
+    return told
 
 
 def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: str, fetcher: str,
@@ -472,14 +476,10 @@ def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: st
     recv, fetch = task.agent(receiver), task.agent(fetcher)
     cache = f"cache#{_cache_ids(out) + 1}"
     plan = out["reference_solution"]
-    mine, told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr)
     r_end = ends[receiver]
     message = (f"{fetch.username}: the order grows to {count + 1} {item}. A spare {item} lies in a store at "
                f"({spot[0]},{spot[1]}); please bring it to me at ({r_end[0]},{r_end[1]}).")
-    if told == len(mine):
-        mine.append(_step("chat", message=message))
-    else:
-        mine[told] = _step("chat", message=message)
+    told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr, message)
     theirs = plan.setdefault(fetcher, [])
     _pad(theirs, told + 1)
     f_end = ends[fetcher]
@@ -488,7 +488,7 @@ def _grown(task: Task, raw: Raw, index: int, item: str, count: int, receiver: st
     if fetcher in placed:
         trip += _walk(task, r_end, f_end)
     theirs.extend(trip)
-    _pad(mine, len(theirs))  # the receiver stays in the game until the spare is in its hands
+    _pad(plan[receiver], len(theirs))  # the receiver stays in the game until the spare is in its hands
     _add_actions(out, task, len(trip))
     _add_to_plan_text(out, f"When the order grows, {recv.username} tells {fetch.username}, who fetches the spare "
                            f"{item} from its store.")
@@ -533,13 +533,9 @@ def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiv
     out = copy.deepcopy(raw)
     recv, give = task.agent(receiver), task.agent(giver)
     plan = out["reference_solution"]
-    mine, told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr)
     message = (f"{give.username}: the order grows to {count + 1} {item}. A spare {item} lies in a store at "
                f"({spot[0]},{spot[1]}); bring it with the rest: {count + 1} {item} in all.")
-    if told == len(mine):
-        mine.append(_step("chat", message=message))
-    else:
-        mine[told] = _step("chat", message=message)
+    told = _grow_the_order(out, index, item, count, receiver, recv.username, spot, at_round, tr, message)
     # the giver leaves for the store once it has heard (the round after the chat) and before its hand-over
     theirs = plan[giver]
     start = max(k, told + 1)
