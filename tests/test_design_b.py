@@ -10,7 +10,6 @@ import pytest
 
 from agentworld.core.runs.prove import SoloAnalysis, solo_blockers
 from agentworld.core.tasks.task import find_task
-from tests.test_task_authoring import build  # noqa: F401  (the fixture: build.py loaded as a module)
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "task_authoring"
 DESIGNS = sorted(p.stem for p in (TOOLS / "families").glob("b_*.yaml"))

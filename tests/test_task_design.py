@@ -4,7 +4,6 @@ build.py writes the family's name as the design and reproduces every committed t
 
 from __future__ import annotations
 
-import sys
 import json
 import re
 from pathlib import Path
@@ -16,8 +15,6 @@ from click.testing import CliRunner
 from agentworld.core.cli.tasks import tasks_group
 from agentworld.core.tasks.task import TaskError, load_suite, load_task, parse_task
 from agentworld.core.tasks.task_file import snake_case
-sys.path.insert(0, str(Path(__file__).parent))
-from test_task_authoring import build  # noqa: E402,F401 - the fixture: tools/task_authoring/build.py as a module
 
 STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
