@@ -523,14 +523,15 @@ def _changed_params(ep: EpisodeData, checks: list[Any]) -> dict[int, dict[str, A
     records them (``world.mechanics.check_overrides``, by check name or index, in the order they fired): the
     verifier judged the changed order, so success is read from it too (an order changed from iron to steel is
     met by the steel craft)."""
+    from ..tasks.verify import check_index
+
     world = (ep.final_state or {}).get("world") or {}
     overrides = (world.get("mechanics") or {}).get("check_overrides") or {}
-    names = {getattr(c, "name", None): i for i, c in enumerate(checks) if getattr(c, "name", None)}
     out: dict[int, dict[str, Any]] = {}
-    for ref, params in overrides.items():
-        i = names.get(ref)
-        if i is None and str(ref).isdigit() and int(ref) < len(checks):
-            i = int(ref)
-        if i is not None and isinstance(params, dict):
+    if not overrides or ep.task is None:
+        return out
+    for ref, params in overrides.items():  # the record's keys are strings; an index was an int when it fired
+        i = check_index(ep.task, int(ref) if str(ref).isdigit() else ref)
+        if i is not None and i < len(checks) and isinstance(params, dict):
             out[i] = {**out.get(i, {}), **params}
     return out
