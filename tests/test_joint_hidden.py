@@ -51,7 +51,8 @@ def test_a_held_gate_lets_players_through_only_while_k_stand_at_it():
     refused = call(w, "agent_1", "enter_portal")
     assert not refused.ok and "opens only while 2 players" in refused.text
     row = next(e for e in w.observe("agent_1").nearby if e.kind == "portal")
-    assert "opens when someone enters while 2 players stand within 1 of it, and then lets anyone through" in row.note
+    assert ("opens when someone enters while 2 players stand within 1 of it, and then lets through, for the rest of "
+            "that round, anyone who has not yet taken a turn in it") in row.note
     w.end_round(1)
     w.players["agent_2"].place(FERRY[0], FERRY[1] - 1)
     assert call(w, "agent_1", "enter_portal").ok

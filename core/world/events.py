@@ -633,7 +633,7 @@ class Mechanics:
         gate = self.gates.get(key) if not returning else None
         if gate is not None:
             notes += (f"; opens when someone enters while {gate[0]} players stand within {gate[1]} of it, and then "
-                      "lets anyone through for the rest of that round")
+                      "lets through, for the rest of that round, anyone who has not yet taken a turn in it")
         return notes
 
     def portal_refusal(self, p: "Player", end: "PortalEnd") -> ToolResult | None:
@@ -662,7 +662,8 @@ class Mechanics:
         names = ", ".join(q.username for q in here)
         return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within {radius} "
                                          f"tile(s) of it in the same round; now {len(here)} ({names}). Gather {k} "
-                                         f"there, then enter: once held open it lets everyone through this round.")
+                                         f"there, then enter: once held open it lets through, for the rest of that round, "
+                                         f"everyone who has not yet taken a turn in it.")
 
     def _join(self, target: str, p: "Player", still: Any) -> list[str]:
         """Add ``p`` to those taking part on ``target`` this round (``still(agent)``: who still counts)."""

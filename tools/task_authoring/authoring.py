@@ -105,15 +105,20 @@ def dist(a: Point, b: Point) -> int:
 # ---------------------------------------------------------------------------------------------------
 # words for guidelines
 # ---------------------------------------------------------------------------------------------------
+def a(noun: str) -> str:
+    """``noun`` with its indefinite article, as written (an item key keeps its underscores): "an anvil"."""
+    return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"
+
+
 def recipe_text(key: str) -> str:
     r = next(r for r in W.data.recipes if r.key == key)
     ins = " + ".join(f"{n} {i}" for i, n in r.inputs.items())
     outs = " + ".join(f"{n} {i}" for i, n in r.outputs.items())
     where = []
     if r.station:
-        where.append(f"within {RULES.station_range} tiles of a {r.station}")
+        where.append(f"within {RULES.station_range} tiles of {a(r.station)}")
     if r.tool:
-        where.append(f"with a {r.tool} in your bag")
+        where.append(f"with {a(r.tool)} in your bag")
     extra = f", {', '.join(where)}" if where else ""
     return (f"craft_item(skill='{r.skill.capitalize()}', itemKey='{next(iter(r.outputs))}', count=N): "
             f"{ins} -> {outs} per craft ({r.skill.capitalize()} {r.level}{extra})")
@@ -121,7 +126,7 @@ def recipe_text(key: str) -> str:
 
 def node_text(n: Any) -> str:
     t = W.node_type(n.type)
-    tool = f", needs {'an' if t.tool[0] in 'aeiou' else 'a'} {t.tool}" if t.tool else ", by hand"
+    tool = f", needs {a(t.tool)}" if t.tool else ", by hand"
     ys = ", ".join(y.item for y in t.yields)
     # the node's own tile cannot be stood on: the text says where to stand (tasks validate checks it)
     sx, sy = W.map.adjacent_walkable(n.x, n.y)[0]
@@ -139,6 +144,9 @@ def mob_text(m: Any) -> str:
 
 MOVE_TIP = f"move_character covers at most {MOVE} tiles of path per call; call it again to continue."
 GIVE_TIP = f"transfer_items(targetPlayer=USERNAME, itemKey=..., count=N) needs the two of you within {RULES.transfer_range} tiles."
+# roads named as the better way pass no camp, but a roaming mob knows no roads: say so wherever a brief names them
+ROAM_TIP = ("A road that passes no camp is not free of beasts: goblins and others roam a few tiles around where "
+            "they stand and may come beside it, and one whose range a walk enters stops the walk there.")
 
 
 # ---------------------------------------------------------------------------------------------------

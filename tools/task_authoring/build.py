@@ -155,12 +155,14 @@ def node_named(node_id: str) -> Thing:
 
 
 HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
-           "recipe": A.recipe_text, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP}
+           "recipe": A.recipe_text, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
+           "ROAM_TIP": A.ROAM_TIP}
 
 
 def render(template: str, params: dict[str, Any]) -> dict[str, Any]:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.globals.update(HELPERS)
+    env.filters["a"] = A.a  # {{ item | a }}: "an iron_helmet", "a bronze_sword"
     return yaml.safe_load(env.from_string(template).render(**params))
 
 
