@@ -82,7 +82,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         node_types = {n.key: n for n in self.data.node_types}
         mob_types = {m.key: m for m in self.data.mob_types}
         # what moves (shared by every episode of this configuration); the fixed index leaves the movers out
-        self.movers: Movers = movers_for(loaded, _checked_keys(mobs, "mobs", loaded), self.rules.roaming)
+        self.mob_overrides: dict[str, dict] = _checked_keys(mobs, "mobs", loaded) or {}  # also for spawned mobs
+        self.movers: Movers = movers_for(loaded, self.mob_overrides or None, self.rules.roaming)
         motions = self.movers.motions
         totals = finite_totals(loaded, _checked_keys(nodes, "nodes", loaded))
         # live node and mob state, made on first touch (most of the map is never visited in an episode)
@@ -825,6 +826,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 m = self.wounded[mid]
                 hold(m, m.motion, self.seed, round, self.map)
         mech = self.mech
+        if mech is not None:  # the raiders a task's event brought take their step into round nxt (as movers do)
+            mech.step_spawned(nxt)
         if r.aggro and (self.max_aggro > 0 or mech is not None):
             for p in players:
                 if not (p.active and p.alive):

@@ -34,6 +34,7 @@ from .effects import Effects, ToolResult, engine_failure, engine_result
 from .engine_state import GroundItem, MobState
 from .engine_state import manhattan as _dist
 from .factories import empty_list
+from .roaming import advance, motion_for
 from .spatial import Cells
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -344,6 +345,7 @@ class Mechanics:
         # (record, agents told, place heard within, note) of the start events: for players who join after them
         self.start_notes: list[tuple[dict[str, Any], tuple[str, ...], tuple[int, int, int] | None, str]] = []
         self.spawned: dict[str, MobState] = {}
+        self.moving: dict[str, MobState] = {}  # spawned mobs the task's mobs: block makes roam or patrol
         self.gone: set[str] = set()  # spawned mobs killed (and removed)
         # spawned mobs some player has had in view (at a tick, or when one was targeted): the ids of spawned
         # mobs follow a pattern (goblin#100000, #100001, ...), and one nobody has seen cannot be targeted from
@@ -485,7 +487,7 @@ class Mechanics:
                 w.depleted.pop(nid, None)
             rec["nodes"] = list(e.nodes)
         elif e.do == "spawn_mobs":
-            rec["mobs"] = self._spawn(i, e.mob, e.count, place)  # type: ignore[arg-type]
+            rec["mobs"] = self._spawn(i, e.mob, e.count, place, rnd)  # type: ignore[arg-type]
             if not e.stops_walks:
                 self.tick_only.update(rec["mobs"])
             rec["at"] = list(place[:2])  # type: ignore[index]
@@ -560,21 +562,36 @@ class Mechanics:
         n.respawn_at = NEVER
         self.w.depleted[nid] = n
 
-    def _spawn(self, i: int, mob_type: str, count: int, place: tuple[int, int, int]) -> list[str]:
+    def _spawn(self, i: int, mob_type: str, count: int, place: tuple[int, int, int], rnd: int) -> list[str]:
         w = self.w
         mt = w._mob_types[mob_type].model_copy(update={"respawn_rounds": NEVER})
         ids = []
         for j, (x, y) in enumerate(spawn_tiles(w.map, place[0], place[1], place[2], count)):
             mid = spawned_id(mob_type, i, j)
-            m = MobState(mid, mt, x, y, hp=mt.hp)
+            # it moves as the task's mobs: block declares for its type (a patrol's offsets from where it appears)
+            motion = motion_for(w.map, mid, mt, (x, y), w.mob_overrides, task_only=True) if w.rules.roaming else None
+            m = MobState(mid, mt, x, y, hp=mt.hp, motion=motion, at=rnd)
             self.spawned[mid] = m
+            if motion is not None:
+                self.moving[mid] = m
             w.mobs.live[mid] = m
             self.mob_cells.put(mid, m)
             ids.append(mid)
         return ids
 
+    def step_spawned(self, nxt: int) -> None:
+        """Move the spawned mobs that move on to where they stand in round ``nxt`` (by id; each from its own
+        stream, as placed movers: roaming.advance), unless a fight or a wound holds them this tick."""
+        w = self.w
+        for mid in sorted(self.moving):
+            m = self.moving[mid]
+            if m.respawn_at is None and m.at < nxt:
+                advance(m, m.motion, w.seed, nxt, w.map)
+                self.mob_cells.put(mid, m)
+
     def _remove_spawned(self, mid: str) -> None:
         self.gone.add(mid)
+        self.moving.pop(mid, None)
         self.spawned.pop(mid, None)
         self.mob_cells.discard(mid)
         self.w.mobs.live.pop(mid, None)

@@ -151,40 +151,53 @@ def _nearest_in_area(gm: Any, x: int, y: int, comp: int) -> tuple[int, int] | No
     return None
 
 
+def motion_for(gm: Any, mob_id: str, mt: Any, home: tuple[int, int], overrides: dict[str, dict],
+               task_only: bool = False) -> Motion | None:
+    """How the mob ``mob_id`` of type ``mt`` standing at ``home`` moves: the data pack's ``roam`` / ``patrol`` /
+    ``speed`` for its type, with the task's ``mobs:`` overrides for its type, then for its id, on top (a patrol
+    under an id is tiles, under a type offsets from ``home``); None when it stands still. ``task_only``: None
+    unless the task's block names its type or id (a mob an event spawns moves only as its task declares)."""
+    from .pathing import route
+
+    spec = {"roam": mt.roam, "patrol": [tuple(w) for w in mt.patrol], "speed": mt.speed, "absolute": False}
+    declared = False
+    for key in (mt.key, mob_id):  # the task's type override, then its instance override, win
+        o = overrides.get(key)
+        if not o:
+            continue
+        declared = True
+        if o.get("patrol") is not None:  # under an instance id: tiles; under a type: offsets
+            spec.update(patrol=[tuple(w) for w in o["patrol"]], absolute=key == mob_id, roam=0)
+        elif o.get("roam") is not None:
+            spec.update(roam=o["roam"], patrol=[])
+        if o.get("speed") is not None:
+            spec["speed"] = o["speed"]
+    if task_only and not declared:
+        return None
+    if spec["patrol"]:
+        points = spec["patrol"] if spec["absolute"] else [(home[0] + dx, home[1] + dy) for dx, dy in spec["patrol"]]
+        loop, used = patrol_loop(gm, home, points, route)
+        if loop:
+            return Motion(mob_id, home, spec["speed"], mt.aggro_range, loop=loop, waypoints=used)
+    if spec["roam"] > 0:
+        return Motion(mob_id, home, spec["speed"], mt.aggro_range, leash=spec["roam"])
+    return None
+
+
 class Movers:
     """What moves in one world configuration (the data pack's mob types with a task's ``mobs:`` overrides):
     each moving mob's :class:`Motion`, the buckets each one's box overlaps, and the buckets any aggressive mob
     (moving or not) can reach with its aggro range (``danger``: a walk checks its tiles only there)."""
 
     def __init__(self, loaded: Any, overrides: dict[str, dict] | None = None, enabled: bool = True):
-        from .pathing import route
-
         types = {t.key: t for t in loaded.data.mob_types}
         overrides = overrides or {}
         self.motions: dict[str, Motion] = {}
         gm = loaded.map
         for m in loaded.mobs if enabled else ():
-            mt = types[m.type]
-            spec = {"roam": mt.roam, "patrol": [tuple(w) for w in mt.patrol], "speed": mt.speed, "absolute": False}
-            for key in (m.type, m.id):  # the task's type override, then its instance override, win
-                o = overrides.get(key)
-                if not o:
-                    continue
-                if o.get("patrol") is not None:  # under an instance id: tiles; under a type: offsets
-                    spec.update(patrol=[tuple(w) for w in o["patrol"]], absolute=key == m.id, roam=0)
-                elif o.get("roam") is not None:
-                    spec.update(roam=o["roam"], patrol=[])
-                if o.get("speed") is not None:
-                    spec["speed"] = o["speed"]
-            home = (m.x, m.y)
-            if spec["patrol"]:
-                points = spec["patrol"] if spec["absolute"] else [(home[0] + dx, home[1] + dy) for dx, dy in spec["patrol"]]
-                loop, used = patrol_loop(gm, home, points, route)
-                if loop:
-                    self.motions[m.id] = Motion(m.id, home, spec["speed"], mt.aggro_range, loop=loop, waypoints=used)
-                    continue
-            if spec["roam"] > 0:
-                self.motions[m.id] = Motion(m.id, home, spec["speed"], mt.aggro_range, leash=spec["roam"])
+            motion = motion_for(gm, m.id, types[m.type], (m.x, m.y), overrides)
+            if motion is not None:
+                self.motions[m.id] = motion
         cells: dict[tuple[int, int], list[str]] = {}
         for mid in sorted(self.motions):
             x0, y0, x1, y1 = self.motions[mid].box
