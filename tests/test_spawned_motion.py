@@ -46,3 +46,24 @@ def test_a_spawned_mob_without_a_declaration_stands_where_it_came_down():
     seen, _ = places(task_with(events=[RAID]))
     assert set(seen) == {(440, 380)}
 
+
+
+def test_the_final_state_lists_every_moving_mob_where_it_truly_stands():
+    # final_state.json's world.moving_mobs listed only the movers the engine had caught up lazily (someone came
+    # near them); it lists every one, placed or spawned, and writing it changes nothing in the episode
+    task = task_with(events=[RAID], mobs={"chicken": {"patrol": [[6, 0]], "speed": 1}})
+    w = world_of(task)
+    for r in range(1, 9):
+        w.end_round(r)
+    live_before = set(w.mobs.live)
+    moving = w.snapshot()["moving_mobs"]
+    assert set(w.mobs.live) == live_before  # nothing made live by writing it
+    assert set(w.movers.motions) <= set(moving) and ID in moving and len(moving) > len(live_before)
+    untouched = sorted(set(w.movers.motions) - live_before)[:40]
+    assert untouched
+    for mid in untouched:  # where the engine puts each when it is looked at now
+        assert tuple(moving[mid]) == w.mob_position(mid)
+    again = world_of(task)
+    for r in range(1, 9):
+        again.end_round(r)
+    assert again.snapshot()["moving_mobs"] == moving  # deterministic

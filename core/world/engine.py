@@ -802,14 +802,25 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                                  if n.respawn_at is None and n.left < n.type.harvests},
             "mobs": {mid: {"hp": m.hp, "dead": m.respawn_at is not None, "respawn_at": m.respawn_at}
                      for mid, m in sorted({**self.wounded, **self.dead_mobs}.items())},
-            # where the moving mobs anyone came near stand now (the others are where their seed puts them)
-            "moving_mobs": {mid: [m.x, m.y] for mid, m in sorted(self.mobs.live.items())
-                            if m.motion is not None and self._mob_at(m)},
+            # where every moving mob stands now, placed or spawned, touched in the episode or not
+            "moving_mobs": self._moving_mobs_now(),
             "finite_nodes": {nid: n.total for nid, n in sorted(self.nodes.live.items()) if n.total is not None},
             "ground_items": [{"id": g.id, "item": g.item, "count": g.count, "x": g.x, "y": g.y}
                              for g in self.ground.values()],
             **({"mechanics": self.mech.snapshot()} if self.mech is not None else {}),
         }
+
+    def _moving_mobs_now(self) -> dict[str, list[int]]:
+        """id -> [x, y] of every mob that moves, where it stands this round. A mob nobody came near has no live
+        state (roaming.py works a position out only when it is needed): a fresh copy is caught up instead and
+        dropped, so writing the final state changes nothing in the episode."""
+        out: dict[str, list[int]] = {}
+        live = self.mobs.live
+        for mid in sorted(set(self.movers.motions) | {m for m, s in live.items() if s.motion is not None}):
+            m = live.get(mid) or self.mobs.fresh(mid)
+            self._mob_at(m)
+            out[mid] = [m.x, m.y]
+        return out
 
     # =============================================================================================
     # the tick

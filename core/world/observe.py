@@ -22,6 +22,7 @@ from .engine_state import manhattan as _dist
 
 
 _BY_DISTANCE_ID = itemgetter(0, 1)  # Nearby order: distance, then id
+NEAR_PLACE = 12  # tiles beyond a landmark's radius within which an observation says how far it is
 _set = object.__setattr__  # past Player.__setattr__, which watches only position and play flags
 
 
@@ -130,7 +131,7 @@ class ObservationMixin:
             _set(p, "seen", seen)
         x, y = p.x, p.y
         if seen.x != x or seen.y != y:
-            seen.x, seen.y, seen.biome, seen.place = x, y, self._biome_name(x, y), self._place_name(x, y)
+            seen.x, seen.y, seen.biome, seen.place = x, y, self._biome_name(x, y), self._where_name(x, y)
         slots = p.inv.slots
         if seen.slots == slots:
             inv = list(seen.inventory)
@@ -293,6 +294,20 @@ class ObservationMixin:
             if d <= lm.radius and (best is None or (d, lm.key) < best[0]):
                 best = ((d, lm.key), lm.name)
         return best[1] if best else None
+
+    def _where_name(self, x: int, y: int) -> str | None:
+        """What an observation calls the place at (x, y): the landmark whose radius covers it, else "N tiles from"
+        the nearest landmark within NEAR_PLACE of its radius. A guide may accept more than a landmark's radius
+        (within 10 of Oakridge's centre, whose radius is 8): the distance lets a player at 9 tiles see it is there."""
+        name = self._place_name(x, y)
+        if name is not None:
+            return name
+        best = None
+        for lm in self.data.landmarks:
+            d = _dist(x, y, lm.x, lm.y)
+            if d <= lm.radius + NEAR_PLACE and (best is None or (d, lm.key) < best[0]):
+                best = ((d, lm.key), lm.name)
+        return f"{best[0][0]} tiles from {best[1]}" if best else None
 
     def _landmark_name(self, key: str | None) -> str | None:
         if not key:

@@ -279,6 +279,10 @@ class LazyStates(Mapping):
             state = self.live[key] = self._make(self._placements[key])
         return state
 
+    def fresh(self, key: str) -> Any:
+        """A state of ``key`` as its placement makes it, not kept (the live one, if any, is left alone)."""
+        return self._make(self._placements[key])
+
     def get(self, key: str, default: Any = None) -> Any:
         try:
             return self[key]
