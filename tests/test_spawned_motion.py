@@ -67,3 +67,14 @@ def test_the_final_state_lists_every_moving_mob_where_it_truly_stands():
     for r in range(1, 9):
         again.end_round(r)
     assert again.snapshot()["moving_mobs"] == moving  # deterministic
+
+
+def test_a_patrol_the_engine_cannot_walk_for_a_spawned_mob_is_refused_by_name():
+    import pytest
+    from agentworld.core.tasks.task import TaskError
+    with pytest.raises(TaskError) as bad:
+        task_with(events=[RAID], mobs={"chicken": {"patrol": [[6, 0], [5000, 0]], "speed": 1}})
+    assert "mobs.chicken.patrol" in str(bad.value) and "event raid spawns at (440,380)" in str(bad.value)
+    with pytest.raises(TaskError) as by_id:  # a spawned mob moves by its type's entry, not one under its id
+        task_with(events=[RAID], mobs={ID: {"roam": 3}})
+    assert f"mobs.{ID}" in str(by_id.value) and "mobs.chicken" in str(by_id.value)

@@ -44,6 +44,36 @@ class TaskNode(_Yaml):
     total: int = Field(ge=0, le=100_000)
 
 
+def _spawned_patrol_problems(task: Any, loaded: Any) -> list[tuple[str, str, str]]:
+    """A patrol declared for a type that an event spawns, walked as the engine would from every tile the event
+    puts one on (roaming.patrol_loop): a waypoint it would leave out (off the map, or no walkable tile of the
+    mob's area within 6 of it) is motion the engine cannot give."""
+    from ..world.events import event_radius, resolve_place, spawn_tiles
+    from ..world.pathing import route
+    from ..world.roaming import patrol_loop
+
+    mech = getattr(task, "mechanics", None)
+    mobs = getattr(task, "mobs", None) or {}
+    gm = loaded.map
+    out: list[tuple[str, str, str]] = []
+    for e in (mech.events if mech else []):
+        spec = mobs.get(str(e.mob)) if e.do == "spawn_mobs" else None
+        if spec is None or not spec.patrol or e.at is None:
+            continue
+        x, y, r = resolve_place(loaded, e.at, event_radius(e.do))
+        for hx, hy in sorted(set(spawn_tiles(gm, x, y, r, e.count))):
+            points = [(hx + dx, hy + dy) for dx, dy in spec.patrol]
+            loop, used = patrol_loop(gm, (hx, hy), points, route)
+            if loop and len(used) == len(points):
+                continue
+            out.append((f"mobs.{e.mob}.patrol",
+                        f"a {e.mob} that event {e.id or e.do} spawns at ({hx},{hy}) cannot walk the patrol "
+                        f"{[list(p) for p in points]} (a waypoint off the map, or with no walkable tile of its area "
+                        f"within 6): it would {'skip it' if loop else 'stand still'}",
+                        "use offsets that lead to walkable tiles of the area where it comes down"))
+    return out
+
+
 def world_options(task: Any) -> dict[str, Any]:
     """The embedded world's keyword arguments for the task's ``mobs:`` and ``nodes:`` blocks (empty: none)."""
     out: dict[str, Any] = {}
@@ -63,7 +93,16 @@ def check_blocks(task: Any, loaded: Any) -> list[tuple[str, str, str]]:
     node_types = {t.key for t in loaded.data.node_types}
     mob_ids = {m.id: m for m in loaded.mobs}
     node_ids = {n.id for n in loaded.nodes}
+    from ..world.events import spawned_ids
+
+    spawned = spawned_ids(getattr(task, "mechanics", None))
     for key, spec in (getattr(task, "mobs", None) or {}).items():
+        if key in spawned:
+            problems.append((f"mobs.{key}", f"{key} is a mob an event spawns: it moves as the entry for its type "
+                                            f"declares, and an entry under its id is not read",
+                             f"put the entry under its type, mobs.{key.split('#')[0]} (a patrol's waypoints as "
+                             f"offsets from where it comes down)"))
+            continue
         if key not in mob_types and key not in mob_ids:
             problems.append((f"mobs.{key}", f"no mob type or instance {key!r}",
                              "use a mob type key (docs/world.md) or an id from `agentworld world near PLACE`"))
@@ -83,6 +122,7 @@ def check_blocks(task: Any, loaded: Any) -> list[tuple[str, str, str]]:
             elif gm.component(x, y) != gm.component(home.x, home.y):
                 problems.append((where, f"waypoint ({x},{y}) cannot be reached on foot from {key}'s spawn "
                                         f"({home.x},{home.y}) (another area)", "pick a tile in the mob's own area"))
+    problems += _spawned_patrol_problems(task, loaded)
     limit = (getattr(task, "world_rules", None) or {}).get("carry_limit")
     if isinstance(limit, int) and limit > 0:
         for a in task.agents:
