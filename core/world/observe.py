@@ -47,12 +47,13 @@ def _moving_tag(motion: Any) -> str:
     return f"roams within {motion.leash} of ({motion.home[0]},{motion.home[1]})"
 
 
-def _mob_tags(mt: Any) -> list[str]:
-    """What a mob's row says of its type (the rest of its note is whether it is dead)."""
+def _mob_tags(mt: Any, aggro: bool = True) -> list[str]:
+    """What a mob's row says of its type (the rest of its note is whether it is dead). ``aggro``: the world's
+    rule; where it is off (a task's ``world_rules``) no mob attacks unprovoked, and no row says it does."""
     tags = []
     if mt.boss:
         tags.append("boss")
-    if mt.aggro_range > 0:
+    if mt.aggro_range > 0 and aggro:
         tags.append(f"aggressive (range {mt.aggro_range})")
     return tags
 
@@ -244,12 +245,12 @@ class ObservationMixin:
             if ref.respawn_at is not None:
                 back = ref.respawn_at - self.round
                 dead = "dead" if back >= NEVER // 2 else f"dead, back in {max(1, back)} rounds"  # a raider: never
-                note = "; ".join([*_mob_tags(mt), dead])
+                note = "; ".join([*_mob_tags(mt, self.rules.aggro), dead])
                 return _row(kind=kind, id=eid, name=mt.name, x=ref.x, y=ref.y, distance=d, level=mt.level,
                             hp=None, max_hp=None, note=note)
             note = self._mob_notes.get(mt.key)
             if note is None:
-                note = self._mob_notes[mt.key] = "; ".join(_mob_tags(mt))
+                note = self._mob_notes[mt.key] = "; ".join(_mob_tags(mt, self.rules.aggro))
             if self.mech is not None:
                 note += self.mech.mob_note(eid)
             if ref.motion is not None:  # a moving mob says so: what an agent saw of it may not hold next round
