@@ -59,3 +59,25 @@ def test_the_checks_catch_what_pilots_found():
 def test_a_shipped_task_reads_true(path):
     assert FILES, "no task files found"
     assert problems(yaml.safe_load(path.read_text())) == []
+
+
+# a node named with what one harvest call gives: "<id> at (x,y), stand beside it at (x,y) (...; gives apple, up to
+# 3 per harvest call)" is true only of a node whose every gather gives one item (an apple tree's gives 1 or 2)
+PER_CALL = re.compile(r"([a-z_]+#\d+)\s+at\s+\(\d+,\d+\),\s+stand\s+beside\s+it\s+at\s+\(\d+,\d+\)\s+\([^()]*gives\s+"
+                      r"[a-z_, ]+,\s+up\s+to\s+(\d+)\s+per\s+harvest\s+call\)")
+
+
+def test_what_a_harvest_call_gives_is_what_the_engine_gives():
+    from agentworld.core.world.datapack import load_world
+    world = load_world()
+    types = {t.key: t for t in world.data.node_types}
+    nodes = {n.id: n for n in world.nodes}
+    seen = 0
+    for path in FILES:
+        for where, text in player_texts(yaml.safe_load(path.read_text())):
+            for node_id, n in PER_CALL.findall(text):
+                t = types[nodes[node_id].type]
+                seen += 1
+                assert int(n) == t.harvests and all(y.max <= 1 for y in t.yields), \
+                    f"{path.stem} {where}: {node_id} 'up to {n} per harvest call'"
+    assert seen > 50  # the pattern still finds the node sentences

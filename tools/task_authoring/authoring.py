@@ -130,8 +130,11 @@ def node_text(n: Any) -> str:
     ys = ", ".join(y.item for y in t.yields)
     # the node's own tile cannot be stood on: the text says where to stand (tasks validate checks it)
     sx, sy = W.map.adjacent_walkable(n.x, n.y)[0]
+    most = max((y.max for y in t.yields), default=1)  # a gather may give more than one (apples, clay, wheat)
+    per_call = (f"up to {t.harvests} per harvest call" if most <= 1 else
+                f"up to {t.harvests} gathers per harvest call, 1 to {most} each")
     return (f"{n.id} at ({n.x},{n.y}), stand beside it at ({sx},{sy}) ({t.skill.capitalize()} {t.level}{tool}; "
-            f"gives {ys}, up to {t.harvests} per harvest call)")
+            f"gives {ys}, {per_call})")
 
 
 def mob_text(m: Any) -> str:
