@@ -61,3 +61,21 @@ def test_a_pickup_step_walks_onto_the_item(build):
     steps = plan.solution()["agent_1"]
     assert steps[-1] == {"tool": "pickup_resource", "args": {"targetInstance": "load#1"}}
     assert plan.pos["agent_1"] == (452, 398)
+
+
+def test_beasts_on_names_every_aggressive_mob_that_can_reach_the_ways(build):
+    """A brief that names some beasts of a way reads as naming them all: the helper lists every aggressive
+    mob whose range plus leash reaches the engine's shortest walk, and leaves out what the brief names apart."""
+    A = build.A
+    ironhold_to_dock = [[(473, 254), (812, 470)]]  # task_401's direct way: past the fire imps' hills
+    words = A.beasts_on(ironhold_to_dock)
+    assert "fire imps (level 34, hits up to 12)" in words and "a lava hound (level 40" in words
+    assert words.index("goblin") < words.index("fire imps")  # weakest first
+    path = A.route(A.G, (473, 254), (812, 470))
+    near = {A.W.mob_type(m.type).name.lower() for m in A.W.mobs if A.W.mob_type(m.type).aggro_range > 0
+            and any(A.dist(q, (m.x, m.y)) <= A._reach(A.W.mob_type(m.type)) for q in path)}
+    assert len(near) >= 3 and words.count("(level ") == len(near)  # every aggressive type in reach, no other
+    assert all(name.rstrip("f") in words for name in near)
+    imps = tuple(m.id for m in A.W.mobs if m.type == "fire_imp")
+    assert "fire imp" not in A.beasts_on(ironhold_to_dock, skip=imps)
+    assert A.beasts_on([[(450, 400), (450, 400)]]) == "no beast"

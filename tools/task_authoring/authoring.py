@@ -145,6 +145,40 @@ def mob_text(m: Any) -> str:
             f"{aggro}; always drops {drops or 'nothing certain'}")
 
 
+def _reach(t: Any) -> int:
+    """How far from its spawn an aggressive mob of type ``t`` can strike: its range plus its leash or route."""
+    return t.aggro_range + t.roam + max((abs(dx) + abs(dy) for dx, dy in t.patrol), default=0)
+
+
+def _plural(name: str, n: int) -> str:
+    name = name.lower()
+    if n == 1:
+        return a(name)
+    return name[:-1] + "ves" if name.endswith("f") else name + "s"
+
+
+def beasts_on(ways: list[list[Point]], skip: tuple[str, ...] = ()) -> str:
+    """The aggressive mobs that can reach the engine's shortest walk along each way (a list of points, walked
+    in turn), as words, weakest first: "goblins (level 5, hits up to 3) and a fire imp (level 34, hits up to
+    12)"; "no beast" if none. ``skip``: mob ids the brief names apart (their task gives them other motion).
+    A brief that names some beasts of the way must name them all: a partial list reads as the whole."""
+    seen: dict[str, set[str]] = {}
+    for way in ways:
+        for start, goal in zip(way, way[1:]):
+            path = route(G, tuple(start), tuple(goal)) or []
+            for m in W.mobs:
+                t = W.mob_type(m.type)
+                if t.aggro_range > 0 and m.id not in skip and m.id not in seen.get(m.type, ()) \
+                        and any(dist(q, (m.x, m.y)) <= _reach(t) for q in path):
+                    seen.setdefault(m.type, set()).add(m.id)
+    kinds = sorted(seen, key=lambda k: (W.mob_type(k).level, k))
+    words = [f"{_plural(W.mob_type(k).name, len(seen[k]))} (level {W.mob_type(k).level}, hits up to "
+             f"{W.mob_type(k).attack})" for k in kinds]
+    if not words:
+        return "no beast"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 MOVE_TIP = f"move_character covers at most {MOVE} tiles of path per call; call it again to continue."
 GIVE_TIP = f"transfer_items(targetPlayer=USERNAME, itemKey=..., count=N) needs the two of you within {RULES.transfer_range} tiles."
 # roads named as the better way pass no camp, but a roaming mob knows no roads: say so wherever a brief names them

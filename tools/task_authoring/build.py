@@ -42,7 +42,7 @@ Template helpers (the only place the world data enters; see ``authoring.py``): `
 and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``, ``.text``),
 ``node_far(type, near, min_d, k=0)`` and ``mob_far(...)`` (the k-th nearest at least min_d tiles away),
 ``node_ids(type)`` (every node of a type), ``node_named(id)``, ``landmark(key)`` and ``station(kind, landmark)`` (``[x, y]``), ``spot(center, i, max_d=3)`` (the i-th
-distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``MOVE_TIP``,
+distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``beasts_on(ways, skip=())`` (the aggressive mobs that can reach the shortest walks along the ways, as words), ``MOVE_TIP``,
 ``GIVE_TIP``.
 
 A family may set ``out: DIR`` (a folder relative to the repository root): its files are written there rather
@@ -155,7 +155,7 @@ def node_named(node_id: str) -> Thing:
 
 
 HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
-           "recipe": A.recipe_text, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
+           "recipe": A.recipe_text, "beasts_on": A.beasts_on, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
            "ROAM_TIP": A.ROAM_TIP}
 
 
