@@ -122,6 +122,31 @@ def test_an_exact_objective_on_an_at_least_check_warns(objective, warned):
     assert not amount_warnings(_task(objective, exact=True))
 
 
+def _two_checks(objective: str, **sword) -> Task:
+    """task_09's shape: an exact check of bars and an at-least check of the sword made from them."""
+    raw = yaml.safe_load((DATA / "good_base_task.yaml").read_text(encoding="utf-8"))
+    raw["objectives"]["primary"] = objective
+    raw["verifier"]["checks"] = [
+        {"check": "crafted", "item": "bronze_bar", "agent": "agent_2", "count": 2, "exact": True},
+        {"check": "crafted", "item": "bronze_sword", "agent": "agent_3", "count": 1, **sword}]
+    return parse_task(raw, "mine.yaml", "mine")
+
+
+@pytest.mark.parametrize("objective, warned", [
+    # "exactly" speaks of the bars in its clause, not of the sword in the next (task_09_bronze_blade)
+    ("The smelter smelts exactly the bronze_bar the sword needs, and the smith forges a bronze_sword and wields "
+     "it.", False),
+    ("The smelter smelts the bronze_bar; the smith forges exactly one bronze_sword.", True),
+    ("The smelter smelts the bronze_bar and the smith forges a bronze_sword, exactly as ordered.", True),
+    ("Exactly what was ordered is made, and the smith wields it.", True),  # names no item: may mean any
+    ("The smelter smelts exactly 2 bronze_bar, and the smith forges 1 of the bronze swords.", True),
+])
+def test_an_exact_word_covers_the_items_of_its_own_clause(objective, warned):
+    problems = amount_warnings(_two_checks(objective))
+    assert [p.field for p in problems] == (["verifier.checks[1]"] if warned else []), problems
+    assert not amount_warnings(_two_checks(objective, exact=True))
+
+
 def test_validate_prints_the_warning_and_strict_fails_it(tmp_path):
     raw = yaml.safe_load((DATA / "good_base_task.yaml").read_text(encoding="utf-8"))
     raw["objectives"]["primary"] = "The wizard holds exactly one staff."
