@@ -76,6 +76,7 @@ def test_the_built_wheel_ships_every_package_file(tmp_path):
     wheel, = (tmp_path / "dist").glob("agentworld-*.whl")
     assert wheel.name.startswith(f"agentworld-{agentworld.__version__}-")
     assert check_wheel.missing_files(wheel, source) == []
+    assert check_wheel.extra_files(wheel, source) == []  # setup.py (the top level's) is not a module of it
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"agentworld/core/world/data/world.yaml", "agentworld/tasks/main/task_205_goldfield_two_forges.yaml",
             "agentworld/core/runs/versions.py"} <= names
@@ -89,3 +90,37 @@ def test_the_built_wheel_ships_every_package_file(tmp_path):
     missing = check_wheel.missing_files(broken, source)
     assert "agentworld/tasks/main/task_205_goldfield_two_forges.yaml" in missing
     assert all(m.startswith("agentworld/tasks/main/") for m in missing)
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (CHECKOUT / ".git").exists(),
+                    reason="builds the wheel from a git checkout's tracked files")
+def test_a_rebuild_ships_no_file_deleted_from_the_source(tmp_path):
+    """A repeated build in one tree (`pip install .` twice in a checkout) reuses its build/ folder: a module
+    deleted from the source in between must not ship from the first build's copy, and check_wheel reports
+    a wheel that ships a file the source lacks."""
+    check_wheel = _check_wheel_module()
+    source = tmp_path / "src"
+    for name in check_wheel.source_files(CHECKOUT):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CHECKOUT / name, source / name)
+    probe = source / "core" / "deleted_later.py"
+    probe.write_text("GONE = True\n", encoding="utf-8")
+
+    def build(out: str) -> Path:
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                               "--no-index", "-w", str(tmp_path / out), str(source)],
+                              capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        wheel, = (tmp_path / out).glob("agentworld-*.whl")
+        return wheel
+
+    first = build("first")
+    assert "agentworld/core/deleted_later.py" in zipfile.ZipFile(first).namelist()
+    assert (source / "build" / "lib" / "agentworld" / "core" / "deleted_later.py").is_file()  # the stale copy
+    probe.unlink()
+    second = build("second")
+    assert "agentworld/core/deleted_later.py" not in zipfile.ZipFile(second).namelist()
+    assert check_wheel.extra_files(second, source) == [] and check_wheel.missing_files(second, source) == []
+    # the check itself: the first wheel, checked against the source of today, ships a file it no longer holds
+    assert check_wheel.extra_files(first, source) == ["agentworld/core/deleted_later.py"]
+    assert check_wheel.main([str(first), "--source", str(source)]) == 1

@@ -6,8 +6,9 @@ templates, the world's data pack) that the source tree holds under the package's
 The source's files are git's tracked files when the source is a git checkout (what a release is built
 from), else every file under it. A file under ``core/``, ``plugins/``, ``mcp_server/`` or ``tasks/`` that the
 wheel lacks is reported with the fix (a folder missing from ``[tool.setuptools] packages`` in
-pyproject.toml, or a file pattern missing from ``[tool.setuptools.package-data]``). Exit status 1 when any
-is missing; 0 and a one-line count otherwise. Used by .ci/run after ``python -m build`` and by
+pyproject.toml, or a file pattern missing from ``[tool.setuptools.package-data]``); so is a file the wheel
+ships that the source does not hold (a stale copy from an earlier build's build/ folder). Exit status 1 when
+any is missing or extra; 0 and a one-line count otherwise. Used by .ci/run after ``python -m build`` and by
 tests/test_release.py.
 """
 
@@ -23,6 +24,7 @@ PACKAGE = "agentworld"
 SHIPPED_ROOTS = ("core", "plugins", "mcp_server", "tasks")  # the folders installed under agentworld/
 TOP_FILES = ("__init__.py",)  # the package's own __init__ (the repository's top level is the package)
 SKIP_PARTS = ("__pycache__",)
+GENERATED = "_source.json"  # written by setup.py's build step (the commit built from), in no source tree
 
 
 def source_files(source: Path) -> list[str]:
@@ -48,10 +50,19 @@ def expected_in_wheel(files: list[str]) -> set[str]:
     return keep
 
 
-def missing_files(wheel: Path, source: Path) -> list[str]:
+def _package_entries(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as zf:
-        shipped = set(zf.namelist())
-    return sorted(expected_in_wheel(source_files(source)) - shipped)
+        return {n for n in zf.namelist() if n.startswith(f"{PACKAGE}/") and not n.endswith("/")}
+
+
+def missing_files(wheel: Path, source: Path) -> list[str]:
+    return sorted(expected_in_wheel(source_files(source)) - _package_entries(wheel))
+
+
+def extra_files(wheel: Path, source: Path) -> list[str]:
+    """Files the wheel ships that the source does not hold (but the build's own record): a stale copy of a file
+    deleted from the source, left in an earlier build's build/ folder, or a stray file picked up by a pattern."""
+    return sorted(_package_entries(wheel) - expected_in_wheel(source_files(source)) - {f"{PACKAGE}/{GENERATED}"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check_wheel: no wheel at {args.wheel} (build one with `python -m build`)", file=sys.stderr)
         return 2
     missing = missing_files(args.wheel, args.source)
+    extra = extra_files(args.wheel, args.source)
     if missing:
         folders = sorted({m.rsplit("/", 1)[0].replace("/", ".") for m in missing})
         print(f"check_wheel: {args.wheel.name} lacks {len(missing)} file(s) of the source:", file=sys.stderr)
@@ -71,10 +83,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {m}", file=sys.stderr)
         print("fix: list each of these packages in pyproject.toml's [tool.setuptools] packages and its files' "
               f"patterns in [tool.setuptools.package-data]: {', '.join(folders)}", file=sys.stderr)
+    if extra:
+        print(f"check_wheel: {args.wheel.name} ships {len(extra)} file(s) the source does not hold:", file=sys.stderr)
+        for m in extra[:40]:
+            print(f"  {m}", file=sys.stderr)
+        print("fix: build from a clean tree (delete build/ and rebuild), or narrow the pattern in "
+              "[tool.setuptools.package-data] that picked them up", file=sys.stderr)
+    if missing or extra:
         return 1
     with zipfile.ZipFile(args.wheel) as zf:
         n = len(zf.namelist())
-    print(f"check_wheel: {args.wheel.name} ships every package file of the source ({n} entries)")
+    print(f"check_wheel: {args.wheel.name} ships every package file of the source and nothing else ({n} entries)")
     return 0
 
 
