@@ -79,3 +79,17 @@ def test_beasts_on_names_every_aggressive_mob_that_can_reach_the_ways(build):
     imps = tuple(m.id for m in A.W.mobs if m.type == "fire_imp")
     assert "fire imp" not in A.beasts_on(ironhold_to_dock, skip=imps)
     assert A.beasts_on([[(450, 400), (450, 400)]]) == "no beast"
+
+
+def test_node_clear_skips_a_node_whose_stand_tile_a_beast_reaches(build):
+    """task_510's first coal rock stands within a fire imp's range plus leash: node() picks it, node_clear() the
+    nearest rock no aggressive mob can reach from where its text tells a player to stand."""
+    A = build.A
+    saltmarsh = (811, 470)
+    trap = build.node("coal_rock", saltmarsh)
+    assert trap.id == "coal_rock#1131"
+    assert [m.id for m in A.beasts_reaching(A.stand_tile(A.W.node_by_id[trap.id]))] == ["fire_imp#2994"]
+    clear = build.node_clear("coal_rock", saltmarsh)
+    assert clear.id != trap.id and A.beasts_reaching(A.stand_tile(A.W.node_by_id[clear.id])) == []
+    far = build.node_clear("coal_rock", saltmarsh, min_d=200)
+    assert A.dist(saltmarsh, (far.x, far.y)) >= 200

@@ -81,3 +81,53 @@ def test_what_a_harvest_call_gives_is_what_the_engine_gives():
                 assert int(n) == t.harvests and all(y.max <= 1 for y in t.yields), \
                     f"{path.stem} {where}: {node_id} 'up to {n} per harvest call'"
     assert seen > 50  # the pattern still finds the node sentences
+
+
+# where a brief tells a player to stand to work a node
+STAND = re.compile(r"([a-z_]+#\d+)\s+at\s+\(\d+,\d+\),\s+stand\s+beside\s+it\s+at\s+\((\d+),(\d+)\)")
+
+
+def beasts_reaching(world, raw: dict, tile: tuple[int, int]) -> list[str]:
+    """The aggressive mobs that can strike at ``tile`` in the task ``raw``: from their spawn, anywhere in their
+    leash, or anywhere on their patrol (the task's ``mobs:`` block on top of the data pack's motion)."""
+    from agentworld.core.world.roaming import motion_for
+
+    if not (raw.get("world_rules") or {}).get("aggro", True):
+        return []  # the task turns attacks off
+    overrides = raw.get("mobs") or {}
+    found = []
+    for m in world.mobs:
+        mt = world.mob_type(m.type)
+        far = abs(m.x - tile[0]) + abs(m.y - tile[1])
+        if mt.aggro_range <= 0 or far > mt.aggro_range + 60:
+            continue
+        motion = motion_for(world.map, m.id, mt, (m.x, m.y), overrides)
+        if motion is None:
+            near = far
+        elif motion.loop:
+            near = min(abs(x - tile[0]) + abs(y - tile[1]) for x, y in motion.loop)
+        else:
+            near = max(far - motion.leash, 0)
+        if near <= mt.aggro_range:
+            found.append(m.id)
+    return found
+
+
+def test_no_brief_sends_a_player_to_stand_in_a_beasts_reach():
+    """A stand tile a brief names is out of every aggressive mob's reach (task_510's chandler was sent to stand
+    7 tiles from a fire imp with range 6 and leash 4: a team that followed its brief was struck)."""
+    from agentworld.core.world.datapack import load_world
+    world = load_world()
+    imp_rock = {"relevant_game_context": "coal_rock#1131 at (808,408), stand beside it at (808,407)"}
+    assert beasts_reaching(world, imp_rock, (808, 407)) == ["fire_imp#2994"]  # the check finds the old trap
+    assert beasts_reaching(world, {**imp_rock, "mobs": {"fire_imp": {"roam": 0}}}, (808, 407)) == []
+    assert beasts_reaching(world, {**imp_rock, "world_rules": {"aggro": False}}, (808, 407)) == []
+    seen, bad = 0, []
+    for path in FILES:
+        raw = yaml.safe_load(path.read_text())
+        for where, text in player_texts(raw):
+            for node_id, x, y in STAND.findall(text):
+                seen += 1
+                if beasts := beasts_reaching(world, raw, (int(x), int(y))):
+                    bad.append(f"{path.stem} {where}: {node_id}'s stand tile ({x},{y}) is in reach of {beasts}")
+    assert seen > 50 and bad == []

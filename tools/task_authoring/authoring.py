@@ -129,7 +129,7 @@ def node_text(n: Any) -> str:
     tool = f", needs {a(t.tool)}" if t.tool else ", by hand"
     ys = ", ".join(y.item for y in t.yields)
     # the node's own tile cannot be stood on: the text says where to stand (tasks validate checks it)
-    sx, sy = W.map.adjacent_walkable(n.x, n.y)[0]
+    sx, sy = stand_tile(n)
     most = max((y.max for y in t.yields), default=1)  # a gather may give more than one (apples, clay, wheat)
     per_call = (f"up to {t.harvests} per harvest call" if most <= 1 else
                 f"up to {t.harvests} gathers per harvest call, 1 to {most} each")
@@ -155,6 +155,17 @@ def _plural(name: str, n: int) -> str:
     if n == 1:
         return a(name)
     return name[:-1] + "ves" if name.endswith("f") else name + "s"
+
+
+def beasts_reaching(p: Point) -> list[Any]:
+    """The aggressive mobs that can strike at ``p`` from somewhere their leash or route takes them."""
+    return [m for m in W.mobs if W.mob_type(m.type).aggro_range > 0
+            and dist(p, (m.x, m.y)) <= _reach(W.mob_type(m.type))]
+
+
+def stand_tile(n: Any) -> Point:
+    """Where a node's text tells a player to stand (:func:`node_text`)."""
+    return W.map.adjacent_walkable(n.x, n.y)[0]
 
 
 def beasts_on(ways: list[list[Point]], skip: tuple[str, ...] = ()) -> str:

@@ -39,7 +39,8 @@ where an agent has nothing to do become ``sleep`` turns. ``rounds`` defaults to 
 (kept in 25..55 and within 1.5x..3x) and ``max_action_steps`` to ``rounds``.
 
 Template helpers (the only place the world data enters; see ``authoring.py``): ``node(type, near, k=0)``
-and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``, ``.text``),
+and ``mob(type, near, k=0)`` (the k-th nearest instance: ``.id``, ``.x``, ``.y``, ``.text``), ``node_clear(type,
+near, k=0, min_d=0)`` (the same, of the nodes whose stand tile no aggressive mob can reach),
 ``node_far(type, near, min_d, k=0)`` and ``mob_far(...)`` (the k-th nearest at least min_d tiles away),
 ``node_ids(type)`` (every node of a type), ``node_named(id)``, ``landmark(key)`` and ``station(kind, landmark)`` (``[x, y]``), ``spot(center, i, max_d=3)`` (the i-th
 distinct walkable tile near a point), ``spot_at(center, d, i=0)`` (a tile at least d away, in sight), ``recipe(key)`` (the recipe as a guideline sentence), ``beasts_on(ways, skip=())`` (the aggressive mobs that can reach the shortest walks along the ways, as words), ``MOVE_TIP``,
@@ -116,6 +117,16 @@ def node(node_type: str, near: Any, k: int = 0) -> Thing:
     return node_far(node_type, near, 0, k)
 
 
+def node_clear(node_type: str, near: Any, k: int = 0, min_d: int = 0) -> Thing:
+    """The k-th nearest node of a type reachable on foot from ``near`` (at least ``min_d`` tiles from it) whose
+    stand tile (the one its text names) no aggressive mob can reach: a brief that sends a player there does not
+    send it into a fight."""
+    p = _point(near)
+    clear = [n for n in A.nodes_by_distance(node_type, p) if not A.beasts_reaching(A.stand_tile(n))]
+    n = _kth(clear, p, min_d, k, f"{node_type} nodes out of every beast's reach")
+    return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
+
+
 def mob(mob_type: str, near: Any, k: int = 0) -> Thing:
     """The k-th nearest mob of a type."""
     return mob_far(mob_type, near, 0, k)
@@ -154,7 +165,7 @@ def node_named(node_id: str) -> Thing:
     return Thing(id=n.id, x=n.x, y=n.y, at=[n.x, n.y], text=A.node_text(n), harvests=A.W.node_type(n.type).harvests)
 
 
-HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
+HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_clear": node_clear, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
            "recipe": A.recipe_text, "beasts_on": A.beasts_on, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
            "ROAM_TIP": A.ROAM_TIP}
 
