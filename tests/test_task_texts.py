@@ -19,6 +19,7 @@ FILES = sorted([*ROOT.glob("tasks/main/*.yaml"), *ROOT.glob("tasks/augmented/*.y
 A_BEFORE_VOWEL = re.compile(r"\b[aA] ([aeioAEIO][\w']*)")
 DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.IGNORECASE)
 # a road, track or way said to be "clear": a mob that roams knows no roads (say which camps it passes instead)
+WRONG_PLURAL = re.compile(r"\b(?:wolfs|thiefs)\b", re.IGNORECASE)  # a template's "{{ quarry }}s" on "wolf"
 CLEAR_ROAD = re.compile(r"\bclear of\b|\bkeeps? clear\b|\b(?:is|are) clear\b|\bclear (?:way|track|road)s?\b",
                         re.IGNORECASE)
 
@@ -39,7 +40,7 @@ def problems(raw: dict) -> list[str]:
     found = []
     for where, text in player_texts(raw):
         for rule, rx in (("'a' before a vowel", A_BEFORE_VOWEL), ("a doubled word", DOUBLED),
-                         ("a road called clear", CLEAR_ROAD)):
+                         ("a road called clear", CLEAR_ROAD), ("a wrong plural", WRONG_PLURAL)):
             for m in rx.finditer(text):
                 found.append(f"{where}: {rule}: ...{text[max(0, m.start() - 30):m.end() + 30]!r}...")
     return found
@@ -48,8 +49,8 @@ def problems(raw: dict) -> list[str]:
 def test_the_checks_catch_what_pilots_found():
     bad = {"task": {"name": "A barricade at the the Silverrun ford"},
            "relevant_game_context": "within 4 tiles of a anvil. The track by (470,445) keeps clear of them.",
-           "agent_1": {"guideline": "You ordered a iron_platebody. The roads are clear of goblins."}}
-    assert len(problems(bad)) == 5
+           "agent_1": {"guideline": "You ordered a iron_platebody. The roads are clear of goblins. Two wolfs."}}
+    assert len(problems(bad)) == 6
     good = {"relevant_game_context": "within 4 tiles of an anvil; a unit of a clearing. The track passes no camp.",
             "agent_1": {"guideline": "You ordered an iron_platebody and a steel_sword."}}
     assert problems(good) == []

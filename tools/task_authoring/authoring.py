@@ -110,6 +110,14 @@ def a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"
 
 
+IRREGULAR_PLURALS = {"wolf": "wolves", "frost_wolf": "frost_wolves", "thief": "thieves"}
+
+
+def plural(noun: str) -> str:
+    """The plural of a mob key or name as written ("wolf" -> "wolves", "goblin" -> "goblins")."""
+    return IRREGULAR_PLURALS.get(noun, noun + "s")
+
+
 def recipe_text(key: str) -> str:
     r = next(r for r in W.data.recipes if r.key == key)
     ins = " + ".join(f"{n} {i}" for i, n in r.inputs.items())
@@ -152,9 +160,7 @@ def _reach(t: Any) -> int:
 
 def _plural(name: str, n: int) -> str:
     name = name.lower()
-    if n == 1:
-        return a(name)
-    return name[:-1] + "ves" if name.endswith("f") else name + "s"
+    return a(name) if n == 1 else " ".join([*name.split()[:-1], plural(name.split()[-1])])
 
 
 def beasts_reaching(p: Point) -> list[Any]:

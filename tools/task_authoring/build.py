@@ -174,6 +174,7 @@ def render(template: str, params: dict[str, Any]) -> dict[str, Any]:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.globals.update(HELPERS)
     env.filters["a"] = A.a  # {{ item | a }}: "an iron_helmet", "a bronze_sword"
+    env.filters["plural"] = A.plural  # {{ mob | plural }}: "wolves", "goblins"
     return yaml.safe_load(env.from_string(template).render(**params))
 
 
