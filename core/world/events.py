@@ -723,17 +723,22 @@ class Mechanics:
         if len(who) >= k:
             self.records.append({"id": self.joint_ids[g.id], "kind": "joint:heavy_load", "load": g.id, "item": g.item,
                                  "round": self.w.round, "agents": list(who), "k": k, "carrier": p.agent_id})
-            # the others' own results said "too heavy ... now 1": tell them the lift came off (pilots asked in chat)
+            # their own results said "lift registered ... carry nothing yet": tell them it came off, and who carries it
             for a in who:
                 if a != p.agent_id:
                     _tell(players[a], f"The {g.item} ({g.id}) was lifted in round {self.w.round}: {p.username} "
                                       f"picked it up with you and carries it.")
             return None
+        # a registered hold, not a failure: the first of two lifters read "too heavy" as one (pilots of task_319,
+        # task_421), so the text says what was recorded, what completes the lift and who then carries the load
         names = ", ".join(players[a].username for a in who)
-        return engine_result(f"You take hold of the {g.item} ({g.id}), but it is too heavy: it takes {k} players "
-                             f"picking it up in the same round, standing by it; now {len(who)} ({names}). Your "
-                             f"hold counts for this round: when {k - len(who)} more pick it up before the round "
-                             "ends, the last of them carries it.", effects=eff)
+        more = k - len(who)
+        return engine_result(f"Lift registered: you hold the {g.item} ({g.id}), {len(who)} of the {k} players it "
+                             f"takes in one round ({names}); you carry nothing yet. It is lifted when {more} more "
+                             f"{'player standing by it picks' if more == 1 else 'players standing by it pick'} it up "
+                             "later in this round (only players after you in the turn order still act in it): the "
+                             "last of them carries it, and you get a note saying so. If nobody does, your hold "
+                             "ends with the round: pick it up together again next round.", effects=eff)
 
     def snapshot(self) -> dict[str, Any]:
         return {"closed_portals": {k: v[0] for k, v in sorted(self.closed.items())},
