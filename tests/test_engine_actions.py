@@ -103,6 +103,29 @@ def test_move_to_a_blocked_tile_ends_beside_it(x, y, said, end):
     assert end is None or (st.x, st.y) == end
 
 
+def test_a_walk_cut_short_beside_its_target_says_so():
+    # a porter 60 tiles into a 61-tile walk to a crate read "1 tiles of path left, call again" (task_421's pilot)
+    w = make_world(rules={"move_range": 5})
+    r = w.move_character("agent_1", 6, 12)
+    assert r.ok and not r.effects.move.reached and r.effects.move.end == (6, 11)
+    assert r.text.endswith("now at (6,11), beside (6,12): 1 tile of path left, only to stand on it; call "
+                           "move_character(x=6, y=12) again for that."), r.text
+    last = w.move_character("agent_1", 6, 12)
+    assert last.effects.move.reached and last.text == "Walked 1 tile to (6,12)."
+
+
+def test_a_walk_to_a_blocked_tile_says_it_stands_beside_it_only_once_there():
+    # "you stand beside it at" came before the walk, true or not: cut short, it names the tile it walks to
+    w = make_world(players=[spec("agent_1", "alice", 5, 11)], rules={"move_range": 4})
+    r = w.move_character("agent_1", 5, 5)  # oak_tree#1's tile; the tile beside it, from the south, is (5,6)
+    assert r.ok and not r.effects.move.reached and r.effects.move.end == (5, 7)
+    assert r.text == ("(5,5) is oak_tree#1's tile; the tile beside it is (5,6). Walked 4 tiles toward (5,6) (one "
+                      "move covers 4); now at (5,7), 1 tile of path left. Call move_character(x=5, y=6) again to "
+                      "continue."), r.text
+    last = w.move_character("agent_1", 5, 5)
+    assert last.text == "(5,5) is oak_tree#1's tile; you stand beside it at (5,6). Walked 1 tile to (5,6)."
+
+
 def test_move_to_own_tile_is_ok():
     r = make_world().move_character("agent_1", 6, 6)
     assert r.ok and r.effects.move.path_length == 0

@@ -54,6 +54,33 @@ def _bends(start: tuple[int, int], end: tuple[int, int], walked: int) -> str:
     straight = _dist(*start, *end)
     return "" if walked == straight else f" The path bent round obstacles: {walked} tiles walked, {straight} as |dx|+|dy|."
 
+
+def _tiles(n: int) -> str:
+    return f"{n} tile{'' if n == 1 else 's'}"
+
+
+def _goal_text(asked: tuple[int, int] | None, goal: tuple[int, int], arrived: bool) -> str:
+    """What a walk toward a tile that cannot be stood on (``asked``) says of the tile it goes to instead: "you
+    stand beside it" only once there (a walk cut short by the move range said so before it arrived)."""
+    if asked is None:
+        return ""
+    if _dist(*goal, *asked) != 1:
+        return f"the nearest walkable tile is at ({goal[0]},{goal[1]}). "
+    return f"{'you stand beside it at' if arrived else 'the tile beside it is'} ({goal[0]},{goal[1]}). "
+
+
+def _path_left_text(goal: tuple[int, int], blocked: bool, now: tuple[int, int], left: int, bends: str) -> str:
+    """The end of a walk result cut short by the move range, toward ``goal`` (``blocked``: it is the tile beside
+    one that cannot be stood on, which the result names already). A player already beside the tile asked for is
+    told so: a porter 1 tile from a crate read "1 tiles of path left, call again" and spent a turn on it, though a
+    pickup reaches a ground item from beside it."""
+    tiles = f"{_tiles(left)} of path left"
+    again = f"move_character(x={goal[0]}, y={goal[1]})"
+    if not blocked and _dist(*now, *goal) == 1:
+        return f", beside ({goal[0]},{goal[1]}): {tiles}, only to stand on it; call {again} again for that.{bends}"
+    return f", {tiles}.{bends} Call {again} again to continue."
+
+
 class EmbeddedWorld(CombatMixin, ObservationMixin, World):
     def __init__(self, loaded: "LoadedWorld | None" = None, *, seed: int = 0, rules: dict | None = None,
                  mechanics: "TaskMechanics | None" = None, mobs: dict[str, dict] | None = None,
@@ -214,6 +241,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_result(f"You are already at ({x},{y}).",
                                  effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0, reached=True)))
         said = ""  # what the result says first when the target tile cannot be stood on
+        asked = None  # that tile, when the walk goes to the tile beside it instead
         wm = self._walk_map(p)  # the map without the areas closed now (closures.py); gm when none is
         if not wm.walkable(x, y):
             # accept more: a node's own tile, water off the shore, a wall, a closed area: walk beside it (what a
@@ -229,7 +257,6 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
                 return engine_result(f"{said}you already stand beside it at ({x},{y}).",
                                      effects=engine_effects(move=Move(start=(x, y), end=(x, y), path_length=0,
                                                                       reached=True), target=f"{x},{y}"))
-            said += ("you stand beside it" if _dist(x, y, *asked) == 1 else "the nearest walkable tile is") + f" at ({x},{y}). "
         elif wm.component(x, y) != wm.component(p.x, p.y):
             if gm.component(x, y) == gm.component(p.x, p.y):  # one area, cut in two by a closure
                 return engine_failure("blocked", self._closed_way(p, (x, y), 0, f"({x},{y})"))
@@ -240,10 +267,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if p.route_goal == (x, y) and p.route_at == (p.x, p.y) and p.route_rest and wm is gm \
                 and (self.mech is None or not self.mech.closures.ever):
             path = p.route_rest  # continuing the previous call's path: no new search (the same path a search gives)
+            detour = ""
         else:
             path = route(wm, (p.x, p.y), (x, y))
-            if wm is not gm:  # a way round a closed area says so
-                said += self._detour_text(p, wm, (x, y), path)
+            detour = self._detour_text(p, wm, (x, y), path) if wm is not gm else ""  # a way round a closed area
         if not path:  # cannot happen for connected tiles; kept so that a map bug never raises
             return engine_failure("blocked", f"No path from ({p.x},{p.y}) to ({x},{y}).")
         mr = self.rules.move_range
@@ -252,20 +279,21 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         hazard = self._walk_hazard(start, steps)
         if hazard is not None:  # an aggressive mob engages on the way: the walk ends there
             eff = engine_effects(target=f"{x},{y}")
-            text = said + self._ambushed(p, start, steps, hazard[0], hazard[1], eff, f"({x},{y})",
-                                         reached_goal=hazard[0] == len(path) - 1)
+            arrived = hazard[0] == len(path) - 1
+            text = said + _goal_text(asked, (x, y), arrived) + detour + self._ambushed(
+                p, start, steps, hazard[0], hazard[1], eff, f"({x},{y})", reached_goal=arrived)
             return engine_result(text, effects=eff)
         p.place(*steps[-1])
         p.route_goal, p.route_at, p.route_rest = ((x, y), (p.x, p.y), path[mr:]) if len(path) > mr else (None, None, [])
         reached = len(path) <= mr
         move = Move(start=start, end=(p.x, p.y), path_length=len(steps), reached=reached)
         bends = _bends(start, (p.x, p.y), len(steps))
+        said += _goal_text(asked, (x, y), reached) + detour
         if reached:
-            text = f"{said}Walked {len(steps)} tiles to ({x},{y}).{bends}"
+            text = f"{said}Walked {_tiles(len(steps))} to ({x},{y}).{bends}"
         else:
-            text = (f"{said}Walked {len(steps)} tiles toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y}), "
-                    f"{len(path) - len(steps)} tiles of path left.{bends} Call move_character(x={x}, y={y}) again "
-                    "to continue.")
+            text = (f"{said}Walked {_tiles(len(steps))} toward ({x},{y}) (one move covers {mr}); now at ({p.x},{p.y})"
+                    + _path_left_text((x, y), asked is not None, (p.x, p.y), len(path) - len(steps), bends))
         return engine_result(text, effects=engine_effects(move=move, target=f"{x},{y}"))
 
     def send_chat_message(self, agent_id: str, message: str, global_: bool = False) -> ToolResult:
