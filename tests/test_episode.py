@@ -324,6 +324,22 @@ async def test_turn_contents(tmp_path):
     assert later.last_result is not None and later.observation.last_result
 
 
+async def test_a_message_reaches_each_teammate_at_its_next_turn_as_the_rules_say(tmp_path):
+    # pilots asked why a teammate answered a round late: one who acts before the sender reads it next round
+    async def hello(turn):
+        await turn.port.call("chat", {"message": "hello from the middle"})
+
+    team = ScriptTeam({(1, "agent_2"): hello})  # the turn order is agent_1, agent_2, agent_3
+    ep = Episode(base_task(rounds=2), team, out_dir=tmp_path)
+    await ep.run()
+    seen = {(t.round, t.agent_id): [m.text for m in t.observation.chat] for t in team.turns}
+    assert seen[(1, "agent_3")] == ["hello from the middle"]  # after the sender: later in the same round
+    assert seen[(1, "agent_1")] == [] and seen[(2, "agent_1")] == ["hello from the middle"]  # before: next round
+    rules = team.turns[0].system_prompt
+    assert ("A message shows in each receiver's observation at its next turn: later in this round for those after "
+            "you in the turn order, next round for those before you.") in rules
+
+
 def _prompt_as_rendered_up_front(task, agent, rules, can_chat=True, shared_plan=""):
     """The system prompt as the episode rendered it before prompts were rendered on demand."""
     from agentworld.core.play.prompts import guideline_document, template
