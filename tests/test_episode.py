@@ -340,6 +340,28 @@ async def test_a_message_reaches_each_teammate_at_its_next_turn_as_the_rules_say
             "you in the turn order, next round for those before you.") in rules
 
 
+async def test_given_items_show_in_the_receivers_next_observation_as_the_rules_say(tmp_path):
+    async def give_logs(turn):
+        assert (await turn.port.call("transfer_items", {"targetPlayer": "lumberjack", "itemKey": "logs",
+                                                        "count": 2})).ok
+
+    async def give_knife(turn):
+        assert (await turn.port.call("transfer_items", {"targetPlayer": "wizard", "itemKey": "knife",
+                                                        "count": 1})).ok
+
+    team = ScriptTeam({(1, "agent_2"): give_logs, (2, "agent_2"): give_knife})  # order: agent_1, agent_2, agent_3
+    ep = Episode(base_task(rounds=3), team, out_dir=tmp_path)
+    await ep.run()
+    held = {(t.round, t.agent_id): {i.key for i in t.observation.inventory} for t in team.turns}
+    notes = {(t.round, t.agent_id): " ".join(t.observation.notes) for t in team.turns}
+    assert "logs" not in held[(1, "agent_1")] and "logs" in held[(2, "agent_1")]  # before the giver: next round
+    assert "woodworker gave you 2 logs in round 1" in notes[(2, "agent_1")]
+    assert "knife" in held[(2, "agent_3")]  # after the giver: later in the same round
+    assert ("transfer_items gives items to a teammate within 6 tiles of you; they are its own at once, and its next "
+            "observation shows them (a teammate who acts before you in the turn order sees them next round)."
+            ) in team.turns[0].system_prompt
+
+
 def _prompt_as_rendered_up_front(task, agent, rules, can_chat=True, shared_plan=""):
     """The system prompt as the episode rendered it before prompts were rendered on demand."""
     from agentworld.core.play.prompts import guideline_document, template
