@@ -80,6 +80,10 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
         assert "- transfer_items(targetPlayer: string, itemKey: string, count: integer = 1)" in out
         assert f"agentworld seat call TOOL '{{\"arg\": value}}' --seats {seats_path} --agent lumberjack" in out
         assert 'use double quotes, chat message="I\'ll wait"' in out  # pilots lost calls to "don't" in '...'
+        # the end is a printed line, not only exit status 3, which some shells and tools do not show
+        assert ('The episode has ended when a command prints a line starting "The episode is over", which says how '
+                "it ended (the command also exits with status 3). That line is the end even where your shell shows "
+                "no exit status") in out
 
         code, out, err = await seat("look", *who, "--json")
         first = json.loads(out)

@@ -379,7 +379,10 @@ def how_to_play(target: Target) -> str:
         "checks the tool's name and the JSON before sending. To wait, call sleep.",
         "- Commands wait as long as the game needs; add --max-wait SECONDS to return sooner (exit status 4: "
         "nothing sent before your turn; a call already made shows its outcome as Last action).",
-        "- When the episode ends, any command tells you how it ended (exit status 3).",
+        # the printed line, not only the exit status: some shells and tools never show a command's exit status
+        "- The episode has ended when a command prints a line starting \"The episode is over\", which says how it "
+        "ended (the command also exits with status 3). That line is the end even where your shell shows no exit "
+        "status: there are no more turns, so stop playing.",
     ])
 
 
