@@ -131,6 +131,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._cells = fixed.cells
         self._fixed = fixed
         self._places = fixed.places
+        self._areas = fixed.areas
 
         self.players: dict[str, Player] = {}
         self._roster = Roster()  # changes whenever someone joins or leaves play (Player tells it)
@@ -339,7 +340,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         p.place(*dest)
         eff = engine_effects(portal=portal.key, target=end.id,
                              move=Move(start=start, end=dest, path_length=0, reached=True))
-        where = self._place_name(p.x, p.y)
+        where = self._where_name(p.x, p.y)
         return engine_result(f"You used {portal.name} and arrived at ({p.x},{p.y})"
                              + (f", {where}." if where else "."), effects=eff)
 
@@ -1327,6 +1328,7 @@ class FixedIndex:
                 for cx in range((lm.x - lm.radius) // CELL, (lm.x + lm.radius) // CELL + 1):
                     places[(cx, cy)].append(lm)
         self.places = dict(places)
+        self.areas = landmark_areas(loaded)
         self._near: dict[tuple[int, int, int], tuple[tuple[int, str, Any, str], ...]] = {}
 
     NEAR_KEEP = 20_000  # (tile, radius) answers kept (a few entities each; cleared when full)
@@ -1351,6 +1353,20 @@ class FixedIndex:
                 self._near.clear()
             self._near[key] = found
         return found
+
+
+def landmark_areas(loaded: LoadedWorld) -> dict[int, Any]:
+    """The walkable areas named by a landmark (walkable component -> landmark): those that hold exactly one, an
+    island, a cave or a dungeon (the mainland holds many). A landmark's area is the component of the walkable
+    tile nearest its centre, the rule of the verifiers' ``at_location`` check with ``area:``
+    (plugins/verifiers/checks.py), so a player the observation says is in it passes that check."""
+    gm = loaded.map
+    named: dict[int, list[Any]] = defaultdict(list)
+    for lm in loaded.data.landmarks:
+        spot = gm.nearest_walkable(lm.x, lm.y, max_radius=lm.radius + 5)
+        if spot is not None:
+            named[gm.component(*spot)].append(lm)
+    return {comp: lms[0] for comp, lms in named.items() if len(lms) == 1}
 
 
 def fixed_index(loaded: LoadedWorld, movers: Movers | None = None) -> FixedIndex:

@@ -297,12 +297,17 @@ class ObservationMixin:
         return best[1] if best else None
 
     def _where_name(self, x: int, y: int) -> str | None:
-        """What an observation calls the place at (x, y): the landmark whose radius covers it, else "N tiles from"
+        """What an observation calls the place at (x, y): the landmark whose radius covers it; else, in an area
+        named by one landmark (an island, a cave), that landmark and how far its centre is; else "N tiles from"
         the nearest landmark within NEAR_PLACE of its radius. A guide may accept more than a landmark's radius
-        (within 10 of Oakridge's centre, whose radius is 8): the distance lets a player at 9 tiles see it is there."""
+        (within 10 of Oakridge's centre, whose radius is 8): the distance lets a player at 9 tiles see it is there.
+        And a player at the Palm Isle ferry landing, told only "Jungle", could not tell it was on Palm Isle."""
         name = self._place_name(x, y)
         if name is not None:
             return name
+        area = self._areas.get(self.map.component(x, y))
+        if area is not None:
+            return f"{area.name} ({_dist(x, y, area.x, area.y)} tiles from its centre)"
         best = None
         for lm in self.data.landmarks:
             d = _dist(x, y, lm.x, lm.y)
