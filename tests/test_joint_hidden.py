@@ -83,6 +83,10 @@ def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
         assert "Lift registered" in call(w, a, "pickup_resource", targetInstance="load#1").text
     lifted = call(w, "agent_3", "pickup_resource", targetInstance="load#1")
     assert lifted.ok and lifted.effects.gained[0].item == "ancient_relic"
+    # the carrier is told the others' holds counted, by name (it read a plain "Picked up 1 ancient_relic.")
+    names = ", ".join(w.players[a].username for a in ("agent_1", "agent_2"))
+    assert lifted.text.startswith(f"Joint lift completed with {names} (3 players held the ancient_relic (load#1) "
+                                  "this round, 3 needed): you carry it. Picked up 1 ancient_relic."), lifted.text
     [rec] = w.end_round(2).events
     assert rec["agents"] == ["agent_1", "agent_2", "agent_3"] and rec["carrier"] == "agent_3"
     # the helpers' own results said "you carry nothing yet": their next view says the lift came off, and who carries it

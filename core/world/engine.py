@@ -542,8 +542,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         walked = self._walk_near(p, g.x, g.y, 0, f"{g.item} ({g.id})", eff)
         if walked is not None:
             return walked
-        if self.mech is not None and (held := self.mech.lift(p, g, eff)) is not None:
-            return held
+        lifted = self.mech.lift(p, g, eff) if self.mech is not None else ""  # a heavy load: held, or lifted with whom
+        if not isinstance(lifted, str):
+            return lifted
         added = p.inv.add(g.item, room)
         g.count -= added
         if g.count <= 0:
@@ -551,7 +552,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         eff.gained.append(ItemDelta(agent=p.agent_id, item=g.item, count=added, source=f"pickup:{g.id}"))
         why = f"carry limit of {p.inv.limit} items reached" if p.inv.limit and p.inv.carry_room() == 0 else "inventory full"
         rest = f" {g.count} left on the ground ({why})." if g.count > 0 else ""
-        return engine_result(f"Picked up {added} {g.item}.{rest}", effects=eff)
+        return engine_result(f"{lifted}Picked up {added} {g.item}.{rest}", effects=eff)
 
     # -- combat -----------------------------------------------------------------------------------
     def attack_entity(self, agent_id: str, target_instance: str) -> ToolResult:

@@ -708,11 +708,12 @@ class Mechanics:
                              f"this round ({names}). It can be hurt only in a round in which {k} players attack it; "
                              f"your attack holds its guard for the others this round.", effects=eff)
 
-    def lift(self, p: "Player", g: GroundItem, eff: Effects) -> ToolResult | None:
-        """None when ``p`` may pick up ``g`` (not a heavy load, or enough hands this round); else the answer."""
+    def lift(self, p: "Player", g: GroundItem, eff: Effects) -> ToolResult | str:
+        """The answer when ``p``'s pickup of ``g`` only holds a heavy load; else what the pickup's result begins
+        with: "" (not a heavy load), or who lifted it with ``p`` (enough hands this round)."""
         k = self.loads.get(g.id)
         if k is None:
-            return None
+            return ""
         players = self.w.players
 
         def still(a: str) -> bool:
@@ -728,7 +729,10 @@ class Mechanics:
                 if a != p.agent_id:
                     _tell(players[a], f"The {g.item} ({g.id}) was lifted in round {self.w.round}: {p.username} "
                                       f"picked it up with you and carries it.")
-            return None
+            # the carrier read a plain "Picked up 4 bronze_bar." and could not tell that the others' holds counted
+            others = ", ".join(players[a].username for a in who if a != p.agent_id)
+            return (f"Joint lift completed with {others} ({len(who)} players held the {g.item} ({g.id}) this round, "
+                    f"{k} needed): you carry it. ")
         # a registered hold, not a failure: the first of two lifters read "too heavy" as one (pilots of task_319,
         # task_421), so the text says what was recorded, what completes the lift and who then carries the load
         names = ", ".join(players[a].username for a in who)
