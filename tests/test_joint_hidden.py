@@ -22,14 +22,28 @@ def test_a_guarded_mob_is_hurt_only_when_k_players_attack_it_in_the_same_round()
     row = next(e for e in w.observe("agent_1").nearby if e.id == COW)
     assert "guarded: hurt only in a round in which 2 players attack it" in row.note
     alone = call(w, "agent_1", "attack_entity", targetInstance=COW)
-    assert alone.ok and "keeps its guard up" in alone.text and not alone.effects.kills
+    assert alone.ok and "keeps its guard up" in alone.text and not alone.effects.kills and not alone.effects.hp
     assert w.mobs[COW].hp == w.mobs[COW].type.hp
+    # an attack registered, not a failed call: it says what was recorded and what hurts the mob, and when
+    name, cow = w.players["agent_1"].username, w.mobs[COW].type.name
+    assert alone.text.startswith(f"Attack registered: {cow} {COW} keeps its guard up, so no blow was struck either "
+                                 f"way (you dealt 0, took 0); 1 of the 2 attackers it takes in one round so far "
+                                 f"({name})."), alone.text
+    assert ("Its guard breaks when 1 more player attacks it later in this round (only players after you in the turn "
+            "order still act in it): from that attack on, attacks this round fight it as usual") in alone.text
+    assert "attack it together again next round" in alone.text
     assert w.end_round(1).events == []
     # next round: two attackers (k-1 was not enough; k is)
     call(w, "agent_1", "attack_entity", targetInstance=COW)
     second = call(w, "agent_2", "attack_entity", targetInstance=COW)
     assert second.ok and "keeps its guard" not in second.text
+    assert second.text.startswith(f"Joint attack with {name}: your attack broke its guard (2 players attacked it "
+                                  f"this round, 2 needed), so you fight it as usual. Fought {cow} {COW}"), second.text
     assert w.mobs[COW].hp < w.mobs[COW].type.hp or second.effects.kills
+    breaker = w.players["agent_2"].username
+    assert (f"The guard of {cow} {COW} broke in round 2: {breaker} attacked it after you and fought it."
+            in w.observe("agent_1").notes)
+    assert not any("The guard of" in n for n in w.observe("agent_2").notes)
     [rec] = w.end_round(2).events
     assert rec == {"id": "joint_1", "kind": "joint:guarded_mob", "mob": COW, "round": 2,
                    "agents": ["agent_1", "agent_2"], "k": 2}
@@ -41,7 +55,7 @@ def test_attackers_of_an_earlier_round_do_not_count():
     call(w, "agent_1", "attack_entity", targetInstance=COW)
     w.end_round(1)
     late = call(w, "agent_2", "attack_entity", targetInstance=COW)
-    assert "keeps its guard up: 1 of the 2" in late.text
+    assert "keeps its guard up" in late.text and "1 of the 2 attackers it takes in one round so far" in late.text
 
 
 def test_a_held_gate_lets_players_through_only_while_k_stand_at_it():

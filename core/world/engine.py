@@ -581,9 +581,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         walked = self._walk_near(p, mob.x, mob.y, REACH_ADJACENT, f"{mt.name} {mob.id}", eff, target_mob=mob.id)
         if walked is not None:
             return walked
-        if self.mech is not None and (guarded := self.mech.guard(p, mob, eff)) is not None:
-            return guarded
+        joint = self.mech.guard(p, mob, eff) if self.mech is not None else ""  # a guarded mob: held, or broken with whom
+        if not isinstance(joint, str):
+            return joint
         result = self._fight(p, mob, style, eff)
+        if joint:
+            result = engine_result(joint + result.text, effects=result.effects)
         if mob.respawn_at is None:
             hold(mob, mob.motion, self.seed, self.round, self.map)  # in a fight: it stands its ground this tick
         return result

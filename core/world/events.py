@@ -692,21 +692,37 @@ class Mechanics:
         self._together[target] = (rnd, who)
         return who
 
-    def guard(self, p: "Player", mob: MobState, eff: Effects) -> ToolResult | None:
-        """None when ``p``'s attack on ``mob`` goes through (no guard, or broken this round); else the answer."""
+    def guard(self, p: "Player", mob: MobState, eff: Effects) -> ToolResult | str:
+        """The answer when ``p``'s attack on ``mob`` only holds its guard; else what the fight's result begins
+        with: "" (not guarded), or who broke its guard with ``p`` this round."""
         k = self.guards.get(mob.id)
         if k is None:
-            return None
+            return ""
+        players = self.w.players
         who = self._join(mob.id, p, lambda a: True)
+        name = f"{mob.type.name} {mob.id}"
         if len(who) >= k:
+            others = ", ".join(players[a].username for a in who if a != p.agent_id)
             if len(who) == k:
                 self.records.append({"id": self.joint_ids[mob.id], "kind": "joint:guarded_mob", "mob": mob.id,
                                      "round": self.w.round, "agents": list(who), "k": k})
-            return None
-        names = ", ".join(self.w.players[a].username for a in who)
-        return engine_result(f"{mob.type.name} {mob.id} keeps its guard up: {len(who)} of the {k} attackers it takes "
-                             f"this round ({names}). It can be hurt only in a round in which {k} players attack it; "
-                             f"your attack holds its guard for the others this round.", effects=eff)
+                for a in who[:-1]:  # their results said "no blow struck yet": tell them the guard came down
+                    _tell(players[a], f"The guard of {name} broke in round {self.w.round}: {p.username} attacked "
+                                      f"it after you and fought it.")
+            down = "your attack broke its guard" if len(who) == k else "its guard was already broken"
+            return (f"Joint attack with {others}: {down} ({len(who)} players attacked it this round, {k} needed), "
+                    "so you fight it as usual. ")
+        # an attack registered, not a failed call: "keeps its guard up" read as one, as "too heavy" did for a lift;
+        # the text says what was recorded, what hurts it (the rule every brief of a guarded mob states) and when
+        names = ", ".join(players[a].username for a in who)
+        more = k - len(who)
+        return engine_result(f"Attack registered: {name} keeps its guard up, so no blow was struck either way (you "
+                             f"dealt 0, took 0); {len(who)} of the {k} attackers it takes in one round so far "
+                             f"({names}). Its guard breaks when {more} more "
+                             f"{'player attacks' if more == 1 else 'players attack'} it later in this round (only "
+                             "players after you in the turn order still act in it): from that attack on, attacks "
+                             "this round fight it as usual, and you get a note saying so. If nobody does, your "
+                             "attack counts only for this round: attack it together again next round.", effects=eff)
 
     def lift(self, p: "Player", g: GroundItem, eff: Effects) -> ToolResult | str:
         """The answer when ``p``'s pickup of ``g`` only holds a heavy load; else what the pickup's result begins
