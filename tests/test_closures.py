@@ -52,7 +52,7 @@ def test_a_closed_bridge_is_walked_round_and_crossed_again_once_it_opens():
     tiles, texts = walk_all(w, "agent_2", *EAST)
     assert tiles > len(open_road) + 100
     assert texts[0].startswith("The short way is closed (the bridge near (600,457)") and "(bridge_out)" in texts[0]
-    assert "your path goes round" in texts[0] and "tile(s) longer" in texts[0]
+    assert "your path goes round" in texts[0] and " tiles longer" in texts[0] and "(s)" not in texts[0]
     # an agent in view of it reads it; one far away does not
     seen = [n for n in w.observe("agent_3").notes if n.startswith("Closed:")]
     assert seen and "The east bridge is out." in seen[0] and "since round 2" in seen[0]

@@ -180,6 +180,16 @@ def test_harvest_out_of_range_by_manhattan_distance():
     assert r.error == "out_of_range" and "20 tiles away" in r.text
 
 
+def test_counts_of_one_tile_read_1_tile():
+    # "Walked 1 tiles" and "No portal within 1 tile(s)" (the default portal range) read as careless texts
+    w = make_world(players=[spec("a", "alice", 6, 6, inventory={"logs": 2}), spec("b", "bob", 6, 7)],
+                   rules={"transfer_range": 0})
+    far = w.transfer_items("a", "bob", "logs", 1)
+    assert far.error == "out_of_range" and "bob is at (6,7), 1 tile away; transfers need 0 or less" in far.text
+    assert "tile(s)" not in w.enter_portal("a").text and "No portal within 1 tile of (6,6)" in w.enter_portal("a").text
+    assert w.move_character("a", 7, 6).text == "Walked 1 tile to (7,6)."
+
+
 def test_harvest_tool_requirements_and_equipped_tools_count():
     w = make_world(players=[spec("a", "a", 9, 9, skills={"lumberjacking": 10}, equipment=["steel_axe"]),
                             spec("b", "b", 9, 7, inventory={"steel_axe": 1})])

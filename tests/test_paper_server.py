@@ -90,6 +90,8 @@ def test_move_waits_for_arrival_and_splits_long_moves(fake, world):
     assert 0 < abs(150 - far.effects.move.end[0]) + abs(110 - far.effects.move.end[1]) < 155
     again = world.move_character("agent_1", 150, 110)
     assert again.ok and again.effects.move.reached
+    step = world.move_character("agent_1", 151, 110)  # it said "Walked 1 tiles"
+    assert step.ok and step.text == "Walked 1 tile to (151,110).", step.text
 
 
 def test_move_onto_a_collision_tile_is_refused(fake, world):
@@ -246,7 +248,8 @@ def test_transfer_refusals_and_rollback(fake, world):
     world.add_player(helper(x=90, y=90))
     assert world.transfer_items("agent_1", "nobody", "logs", 1).error == "unknown_target"
     assert world.transfer_items("agent_1", "woodworker_agent", "bead", 1).error == "missing_items"
-    assert world.transfer_items("agent_1", "woodworker_agent", "logs", 1).error == "out_of_range"
+    far = world.transfer_items("agent_1", "woodworker_agent", "logs", 1)
+    assert far.error == "out_of_range" and "woodworker_agent is at (90,90), 90 tiles away" in far.text, far.text
     world.move_character("agent_2", 51, 40)
     target = server_player(fake, world, "agent_2")
     target.slots = [["apple", 1, {}] if i else ["knife", 1, {}] for i in range(25)]  # full, no logs stack

@@ -53,7 +53,7 @@ class Closure:
         return d is not None and d <= radius
 
     def text(self) -> str:
-        """What an agent reads: "the area within 2 tile(s) of (412,380) is closed to walkers since round 5
+        """What an agent reads: "the area within 2 tiles of (412,380) is closed to walkers since round 5
         (rockslide): A rockslide blocks the pass"."""
         said = f": {self.message.rstrip('.')}" if self.message else ""
         return f"{self.where} is closed to walkers since round {self.since} ({self.id}){said}"

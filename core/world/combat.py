@@ -19,6 +19,7 @@ from . import stats
 from .engine_state import CELL, MobState, Player
 from .models import ItemStats
 from .roaming import advance, hold
+from .wording import tiles
 
 
 class CombatMixin:
@@ -237,8 +238,8 @@ class CombatMixin:
         mt = mob.type
         d = abs(mob.x - p.x) + abs(mob.y - p.y)
         text = (f"{mt.name} {mob.id} (lv {mt.level}, aggressive, range {mt.aggro_range}) at ({mob.x},{mob.y}) engaged "
-                f"you at ({p.x},{p.y}), {d} tile(s) from it: your walk toward {goal} stopped there after "
-                f"{len(taken)} tile(s). ")
+                f"you at ({p.x},{p.y}), {tiles(d)} from it: your walk toward {goal} stopped there after "
+                f"{tiles(len(taken))}. ")
         dmg = self._strike(p, mob, eff)
         if dmg is None:
             text += "It attacked and missed."
@@ -248,7 +249,7 @@ class CombatMixin:
                 return text + " " + self._agent_dies(p, f"aggro:{mob.id}", eff)
         hold(mob, mob.motion, self.seed, self.round, self.map)
         return text + (f" Fight it (attack_entity(targetInstance='{mob.id}')) or walk away: it strikes again at the "
-                       f"end of the round while you are within {mt.aggro_range} tiles of it.")
+                       f"end of the round while you are within {tiles(mt.aggro_range)} of it.")
 
     @staticmethod
     def _stopped_result(text: str, eff: Effects) -> ToolResult:

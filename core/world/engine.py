@@ -34,6 +34,7 @@ from .models import PRODUCTION_SKILLS, SKILLS, ItemDef, RecipeDef, Rules, Yield
 from .pathing import reachable, route
 from .roaming import Movers, hold, movers_for, send_home
 from .scarcity import exhausted_text, finite_totals, full_text
+from .wording import tiles as _tiles
 
 _set = object.__setattr__  # a Player attribute write past its __setattr__ (for the fields it does not watch)
 _username = attrgetter("username")
@@ -53,10 +54,6 @@ def _bends(start: tuple[int, int], end: tuple[int, int], walked: int) -> str:
     rule) and otherwise wonder why 60 tiles of walking moved them 57."""
     straight = _dist(*start, *end)
     return "" if walked == straight else f" The path bent round obstacles: {walked} tiles walked, {straight} as |dx|+|dy|."
-
-
-def _tiles(n: int) -> str:
-    return f"{n} tile{'' if n == 1 else 's'}"
 
 
 def _goal_text(asked: tuple[int, int] | None, goal: tuple[int, int], arrived: bool) -> str:
@@ -321,8 +318,8 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if not here:
             near = self._nearest_portal_end(p.x, p.y, same_area=False)
             hint = (f" The nearest is {near.name} ({near.id}) at ({near.x},{near.y}), "
-                    f"{_dist(p.x, p.y, near.x, near.y)} tiles away: move_character(x={near.x}, y={near.y}) first.") if near else ""
-            return engine_failure("out_of_range", f"No portal within {pr} tile(s) of ({p.x},{p.y}).{hint}")
+                    f"{_tiles(_dist(p.x, p.y, near.x, near.y))} away: move_character(x={near.x}, y={near.y}) first.") if near else ""
+            return engine_failure("out_of_range", f"No portal within {_tiles(pr)} of ({p.x},{p.y}).{hint}")
         end = here[0]
         portal = end.portal
         if self.mech is not None and (refused := self.mech.portal_refusal(p, end)) is not None:
@@ -623,9 +620,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if st is None or _dist(p.x, p.y, st.x, st.y) > self.rules.station_range:
                 where = (f" The nearest {recipe.station} is at ({st.x},{st.y})"
                          + (f" ({self._landmark_name(st.landmark)})" if getattr(st, "landmark", None) else "")
-                         + f", {_dist(p.x, p.y, st.x, st.y)} tiles away.") if st else f" There is no {recipe.station} in this world."
-                return engine_failure("no_station", f"{recipe.key} must be made within {self.rules.station_range} tiles "
-                                                    f"of {_a(recipe.station)}.{where}")
+                         + f", {_tiles(_dist(p.x, p.y, st.x, st.y))} away.") if st else f" There is no {recipe.station} in this world."
+                return engine_failure("no_station", f"{recipe.key} must be made within "
+                                                    f"{_tiles(self.rules.station_range)} of {_a(recipe.station)}.{where}")
         if recipe.tool and not self._tool_items(p, recipe.tool):
             return engine_failure("missing_tool", f"{recipe.key} needs {_a(recipe.tool)} in your inventory or equipped"
                                                   f"{self._tool_example(recipe.tool)}.")
@@ -722,10 +719,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if d > self.rules.transfer_range:
             need = self.rules.transfer_range
             if d <= self.rules.view_radius:  # in view: the observation lists where they stand anyway
-                return engine_failure("out_of_range", f"{q.username} is at ({q.x},{q.y}), {d} tiles away; transfers "
+                return engine_failure("out_of_range", f"{q.username} is at ({q.x},{q.y}), {_tiles(d)} away; transfers "
                                                       f"need {need} or less: move_character(x={q.x}, y={q.y}) first.")
             # out of view: the text must not tell the sender what only the teammate can know (the blackbox)
-            return engine_failure("out_of_range", f"{q.username} is not within {need} tiles of you (not in view); "
+            return engine_failure("out_of_range", f"{q.username} is not within {_tiles(need)} of you (not in view); "
                                                   f"transfers need {need} or less: meet up first.")
         if q.inv.room_for(key, count) < count:
             room = q.inv.carry_room()
@@ -1080,12 +1077,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             return engine_failure("blocked", f"{what} at ({tx},{ty}) cannot be reached on foot from ({p.x},{p.y}) "
                                              f"(separate area: use a portal).")
         if d - reach > ir:
-            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is {d} tiles away; you walk to targets up to "
-                                                  f"{ir} tiles away. move_character(x={tx}, y={ty}) toward it first.")
+            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is {_tiles(d)} away; you walk to targets up to "
+                                                  f"{_tiles(ir)} away. move_character(x={tx}, y={ty}) toward it first.")
         path = route(wm, (p.x, p.y), (tx, ty), reach, max_len=ir)
         if path is None:
             why = "obstacles in the way" if wm is self.map else "obstacles or a closed area in the way"
-            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {ir} tiles of walking away "
+            return engine_failure("out_of_range", f"{what} at ({tx},{ty}) is more than {_tiles(ir)} of walking away "
                                                   f"({why}). move_character(x={tx}, y={ty}) toward it first.")
         start = (p.x, p.y)
         hazard = self._walk_hazard(start, path, skip=target_mob)
@@ -1253,7 +1250,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if not on_it:
             return ""
         return (f"The short way is closed ({closures.text(on_it)}): your path goes round, "
-                f"{len(path) - len(open_path)} tile(s) longer. ")
+                f"{_tiles(len(path) - len(open_path))} longer. ")
 
     def _nearest_reachable(self, p: Player, x: int, y: int, gm=None) -> tuple[int, int] | None:
         """Nearest walkable tile to (x, y) in the agent's own area (else any walkable tile); ``gm``: the map it

@@ -36,6 +36,7 @@ from .engine_state import manhattan as _dist
 from .factories import empty_list
 from .roaming import advance, motion_for
 from .spatial import Cells
+from .wording import tiles as _tiles
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import EmbeddedWorld
@@ -531,12 +532,12 @@ class Mechanics:
         if place is not None:
             x, y, r = place
             tiles = area_tiles(gm, x, y, r, e.only)
-            where = f"the area within {r} tile(s) of ({x},{y})" if r else f"the tile ({x},{y})"
+            where = f"the area within {_tiles(r)} of ({x},{y})" if r else f"the tile ({x},{y})"
             if e.at is not None and e.at.landmark:
                 where = f"{self.w.loaded.landmark(e.at.landmark).name} ({x},{y}) within {r}"
             if e.only is not None:
                 kind = "road" if e.only == "road" else self.w.biome_names.get(e.only, e.only).lower()
-                where = f"the {kind} near ({x},{y}) ({len(tiles)} tiles)"
+                where = f"the {kind} near ({x},{y}) ({_tiles(len(tiles))})"
         else:
             tiles = frozenset((x, y) for x, y in e.tiles if gm.walkable(x, y))
             where = f"the way through {tiles_text(tiles)}"
@@ -677,8 +678,8 @@ class Mechanics:
                                  "round": rnd, "agents": [q.agent_id for q in here], "k": k})
             return None
         names = ", ".join(q.username for q in here)
-        return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within {radius} "
-                                         f"tile(s) of it in the same round; now {len(here)} ({names}). Gather {k} "
+        return engine_failure("invalid", f"{end.portal.name} opens only while {k} players stand within "
+                                         f"{_tiles(radius)} of it in the same round; now {len(here)} ({names}). Gather {k} "
                                          f"there, then enter: once held open it lets through, for the rest of that round, "
                                          f"everyone who has not yet taken a turn in it.")
 

@@ -18,6 +18,7 @@ from . import stats
 from .engine_state import CELL, MAX_CHAT_SHOWN, SeenBy, same_equipment
 from .events import NEVER
 from .scarcity import finite_note
+from .wording import tiles
 from .engine_state import manhattan as _dist
 
 
@@ -43,7 +44,7 @@ def _node_note(nt: Any) -> str:
 
 def _moving_tag(motion: Any) -> str:
     if motion.loop:
-        return f"patrols ({len(motion.waypoints)} waypoint(s), {motion.speed} tile(s)/round)"
+        return f"patrols ({len(motion.waypoints)} waypoint(s), {tiles(motion.speed)}/round)"
     return f"roams within {motion.leash} of ({motion.home[0]},{motion.home[1]})"
 
 
@@ -307,13 +308,13 @@ class ObservationMixin:
             return name
         area = self._areas.get(self.map.component(x, y))
         if area is not None:
-            return f"{area.name} ({_dist(x, y, area.x, area.y)} tiles from its centre)"
+            return f"{area.name} ({tiles(_dist(x, y, area.x, area.y))} from its centre)"
         best = None
         for lm in self.data.landmarks:
             d = _dist(x, y, lm.x, lm.y)
             if d <= lm.radius + NEAR_PLACE and (best is None or (d, lm.key) < best[0]):
                 best = ((d, lm.key), lm.name)
-        return f"{best[0][0]} tiles from {best[1]}" if best else None
+        return f"{tiles(best[0][0])} from {best[1]}" if best else None
 
     def _landmark_name(self, key: str | None) -> str | None:
         if not key:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentworld.core.world.effects import (ChatDelivery, Crafted, Effects, Equip, Harvest, HpChange, ItemDelta, Kill,
                                            Move, ToolResult, Transfer)
+from agentworld.core.world.wording import tiles
 
 from . import paper_view as view
 from .paper_client import PaperRefusal
@@ -29,6 +30,11 @@ CRAFT_CHUNKS = (10, 5, 1)  # the server crafts 1, 5 or 10 at a time
 
 def _dist(a: tuple[int, int], b: tuple[int, int]) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
+
+
+def _distance_text(distance: Any) -> str:
+    """The server's own distance of a refused move: "1 tile", "80 tiles" (or as it came, when not a number)."""
+    return tiles(distance) if isinstance(distance, int) else f"{distance} tiles"
 
 
 def _refusal(error: str, exc: PaperRefusal, hint: str = "") -> ToolResult:
@@ -78,7 +84,7 @@ class PaperActions:
         except PaperRefusal as exc:
             b = exc.body
             if "maxDistance" in b:
-                return raw, None, (f"The server refused: {exc.message} ({b.get('distance')} tiles, at most "
+                return raw, None, (f"The server refused: {exc.message} ({_distance_text(b.get('distance'))}, at most "
                                    f"{b.get('maxDistance')} per move).")
             return raw, None, f"The server refused: {exc.message}."
         last: list[tuple[int, int]] = []
@@ -104,7 +110,7 @@ class PaperActions:
         if _dist(here, (tx, ty)) <= reach:
             return raw, None
         if _dist(here, (tx, ty)) - reach > self.rules.move_range:
-            return raw, ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is {_dist(here, (tx, ty))} tiles away; "
+            return raw, ToolResult.fail("out_of_range", f"{what} at ({tx},{ty}) is {tiles(_dist(here, (tx, ty)))} away; "
                                                         f"move_character(x={tx}, y={ty}) toward it first.")
         x, y = self._free_tile_near(raw, tx, ty, reach)
         raw, move, refused = self._walk(c, x, y)
@@ -158,9 +164,9 @@ class PaperActions:
         assert move is not None
         eff = Effects(move=move.model_copy(update={"reached": move.end == (x, y)}), target=f"{x},{y}")
         if move.end == (x, y):
-            return ToolResult(ok=True, text=f"Walked {move.path_length} tiles to ({x},{y}).", effects=eff)
-        why = (f"one move covers {self.rules.move_range} tiles" if far else "the way is blocked or the walk timed out")
-        return ToolResult(ok=True, text=f"Walked toward ({x},{y}) ({why}); now at {move.end}. "
+            return ToolResult(ok=True, text=f"Walked {tiles(move.path_length)} to ({x},{y}).", effects=eff)
+        why = (f"one move covers {tiles(self.rules.move_range)}" if far else "the way is blocked or the walk timed out")
+        return ToolResult(ok=True, text=f"Walked toward ({x},{y}) ({why}); now at ({move.end[0]},{move.end[1]}). "
                                         f"Call move_character(x={x}, y={y}) again to continue.", effects=eff)
 
     def enter_portal(self, agent_id: str) -> ToolResult:
@@ -487,7 +493,8 @@ class PaperActions:
                                    else f"You have no {key} in your inventory.")
         here, there = view.position(before), view.position(self.current(q))
         if _dist(here, there) > self.rules.transfer_range:
-            return ToolResult.fail("out_of_range", f"{q.username} is at {there}, {_dist(here, there)} tiles away; transfers "
+            return ToolResult.fail("out_of_range", f"{q.username} is at ({there[0]},{there[1]}), "
+                                                   f"{tiles(_dist(here, there))} away; transfers "
                                                    f"need {self.rules.transfer_range} or less: move_character(x={there[0]}, "
                                                    f"y={there[1]}) first.")
         original = [{"key": i["key"], "count": i["count"], "index": i.get("index")} for i in view.items(before)]
