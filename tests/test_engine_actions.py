@@ -395,6 +395,9 @@ def test_local_chat_respects_the_radius_and_global_does_not():
     w2 = make_world(rules={"chat_radius": 1})
     r = w2.send_chat_message("agent_1", "anyone?")
     assert r.ok and r.effects.chat.recipients == [] and "use global=true" in r.text
+    # it reached nobody: it said "Message delivered to nobody (...)", which read as a delivery
+    assert r.text.startswith("No teammate received your message: none is within 1 tile of you;") and \
+        "delivered" not in r.text, r.text
 
 
 def test_chat_is_scoped_to_one_world_instance():

@@ -102,6 +102,9 @@ async def test_oracle_communication_coordinator_is_the_only_one_who_reads_every_
     assert "lumberjack is the team's coordinator" in [x for x in team.turns if x.agent_id == "agent_2"][0].system_prompt
     ev = [e for e in ep.events if isinstance(e, TurnEvent) and e.agent == "agent_2"][0]
     assert ev.ok and "coordinator" in ev.result
+    # no teammate in the radius: it reaches the coordinator only, and "use global=true or chat" would be untrue
+    assert ev.result.startswith("Only lumberjack (the coordinator, who receives every message) gets it: no other "
+                                "teammate is within the chat radius") and "global" not in ev.result, ev.result
     ep, team = await play(t, "vanilla", rounds=2, script=script)
     assert [m.text for m in [x for x in team.turns if x.agent_id == "agent_3" and x.round == 1][0].observation.chat] \
         == ["I need logs"]  # without the variant, team chat reaches everyone

@@ -162,6 +162,11 @@ def test_a_walk_to_a_target_is_stopped_too_but_not_by_the_target_itself():
     res = w.pickup_resource("a", gid)
     assert not res.ok and res.error == "blocked" and res.effects.move.engaged_by == "wolf#1"
     assert not res.effects.gained
+    # refused, yet it walked and was struck: the text says that only the walk was done, and how to go on
+    assert res.text.endswith(f"Only the walk was done: logs ({gid}) was not reached, so nothing else happened; call "
+                             "again to go on (a walk that starts within its range is not stopped by it)."), res.text
+    again = w.pickup_resource("a", gid)
+    assert again.ok and again.effects.gained and again.effects.move.engaged_by is None
     fighter = world(seed=2, players=[spec("a", "a", 16, 22, skills={"strength": 30, "accuracy": 30, "health": 30})])
     res = fighter.attack_entity("a", "wolf#1")
     assert res.ok and res.effects.move.engaged_by is None and res.effects.kills

@@ -276,6 +276,9 @@ def test_chat_is_scoped_to_the_episode(fake, world):
     assert [m.text for m in world.observe("agent_3").chat] == ["logs soon"]
     assert world.observe("agent_2").chat == []  # handed over once
     assert world.observe("agent_1").chat == []  # nobody hears themselves
+    alone = world.send_chat_message("agent_3", "anyone?")  # it said "Message delivered to nobody (...)"
+    assert alone.ok and alone.effects.chat.recipients == [] and "delivered" not in alone.text
+    assert alone.text.startswith("No teammate received your message: none is within"), alone.text
     stranger.close()
 
 

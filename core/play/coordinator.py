@@ -29,6 +29,13 @@ def hub_tools(tools: dict[str, ToolSpec], coordinator: str, coordinator_name: st
     def routed(agent_id: str, result: Any) -> Any:
         if agent_id == coordinator or not result.ok:
             return result
+        chat = result.effects.chat
+        if chat is not None and not chat.recipients:
+            # the world's "no teammate received it ... use global=true or chat to reach everyone" is untrue here:
+            # the coordinator gets it (the episode forwards it), and neither global nor chat reaches further
+            return result.model_copy(update={"text": f"Only {coordinator_name} (the coordinator, who receives every "
+                                                     "message) gets it: no other teammate is within the chat radius, "
+                                                     "and under this protocol only the coordinator reaches everyone."})
         return result.model_copy(update={"text": f"{result.text} {coordinator_name} (the coordinator) receives "
                                                  f"every message."})
 

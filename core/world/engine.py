@@ -977,11 +977,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             for q in recipients:
                 self._take_broadcasts(q)  # the messages before this one first
                 self._post(q, msg)
-        who = ", ".join(names) or "nobody"
-        if scope == "local" and not recipients:
-            who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat to reach everyone)"
         eff = engine_effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))
-        return engine_result(f"Message delivered to {who}.", effects=eff)
+        if scope == "local" and not recipients:  # "Message delivered to nobody (...)" read as a delivery
+            return engine_result(f"No teammate received your message: none is within {_tiles(self.rules.chat_radius)} "
+                                 "of you; use global=true or chat to reach everyone.",
+                                 effects=eff)
+        return engine_result(f"Message delivered to {', '.join(names) or 'nobody'}.", effects=eff)
 
     @staticmethod
     def _post(q: Player, msg: ChatMessage) -> None:
@@ -1088,6 +1089,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         hazard = self._walk_hazard(start, path, skip=target_mob)
         if hazard is not None:  # an aggressive mob engages on the way: the walk ends there, the action is not done
             text = self._ambushed(p, start, path, hazard[0], hazard[1], eff, what)
+            if p.agent_id not in eff.deaths:  # refused ("blocked"), yet it walked and was struck: say what was done
+                text += (f" Only the walk was done: {what} was not reached, so nothing else happened; call again to "
+                         "go on (a walk that starts within its range is not stopped by it).")
             return self._stopped_result(text, eff)
         p.place(*path[-1])
         eff.move = Move(start=start, end=(p.x, p.y), path_length=len(path), reached=True)

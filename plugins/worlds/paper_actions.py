@@ -247,11 +247,13 @@ class PaperActions:
         self.call(c, "/ai/chat", {"message": str(message), "global": scope != "local"})
         ids = [q.agent_id for q in recipients]
         self._sent.append((c.agent_id, str(message), scope, ids))
+        eff = Effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message)))  # type: ignore[arg-type]
+        if scope == "local" and not recipients:  # as the embedded engine says it: not "delivered to nobody"
+            return ToolResult(ok=True, text=f"No teammate received your message: none is within "
+                                            f"{tiles(self.rules.chat_radius)} of you; use global=true or chat to "
+                                            "reach everyone.", effects=eff)
         who = ", ".join(q.username for q in recipients) or "nobody"
-        if scope == "local" and not recipients:
-            who += f" (no teammate within {self.rules.chat_radius} tiles; use global=true or chat)"
-        return ToolResult(ok=True, text=f"Message delivered to {who}.",
-                          effects=Effects(chat=ChatDelivery(scope=scope, recipients=ids, message=str(message))))  # type: ignore[arg-type]
+        return ToolResult(ok=True, text=f"Message delivered to {who}.", effects=eff)
 
     # -- items --------------------------------------------------------------------------------------------
     def equip_item(self, agent_id: str, index: int | None = None, item_key: str | None = None) -> ToolResult:
