@@ -132,10 +132,14 @@ def test_harvest_walks_next_to_the_node_and_waits_until_it_is_depleted(fake, wor
 
 
 def test_harvest_refusals(fake, world):
-    world.add_player(lumberjack(equipment=[], inventory=[]))
+    world.add_player(lumberjack(equipment=[], inventory=[], x=45, y=40))
     world.add_player(helper(agent_id="agent_2", username="strong_one", equipment=[StackSpec(item="axe")], x=57, y=44))
     no_tool = world.harvest_resource("agent_1", "61889701")
     assert not no_tool.ok and no_tool.error == "missing_tool" and "axe" in no_tool.text
+    # refused after the walk to the node: the walk is kept in the effects and said (it read only "refused")
+    walk = no_tool.effects.move
+    assert walk is not None and walk.path_length > 0, no_tool
+    assert no_tool.text.endswith(f"Only the walk to it was done: you are now at ({walk.end[0]},{walk.end[1]}).")
     low = world.harvest_resource("agent_2", "61889703")  # willow needs lumberjacking 30
     assert not low.ok and low.error == "level_too_low"
     far = world.harvest_resource("agent_1", "123456")

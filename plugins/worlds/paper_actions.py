@@ -37,8 +37,19 @@ def _distance_text(distance: Any) -> str:
     return tiles(distance) if isinstance(distance, int) else f"{distance} tiles"
 
 
-def _refusal(error: str, exc: PaperRefusal, hint: str = "") -> ToolResult:
-    return ToolResult.fail(error, f"The server refused: {exc.message}." + (f" {hint}" if hint else ""))  # type: ignore[arg-type]
+def _at(pos: tuple[int, int]) -> str:
+    """A position as the engine writes it, "(53,43)" (not a Python tuple's "(53, 43)")."""
+    return f"({pos[0]},{pos[1]})"
+
+
+def _refusal(error: str, exc: PaperRefusal, hint: str = "", eff: Effects | None = None) -> ToolResult:
+    """The server refused the call. ``eff``: what the call did first (the walk to its target), which the result
+    keeps and says: a refused harvest after a walk said only "The server refused", and its effects had no move."""
+    text = f"The server refused: {exc.message}." + (f" {hint}" if hint else "")
+    move = eff.move if eff is not None else None
+    if move is not None and move.path_length > 0:
+        text += f" Only the walk to it was done: you are now at {_at(move.end)}."
+    return ToolResult(ok=False, text=text, error=error, effects=eff if eff is not None else Effects())  # type: ignore[arg-type]
 
 
 class PaperActions:
@@ -118,7 +129,7 @@ class PaperActions:
             eff.move = move
         if refused or _dist(view.position(raw), (tx, ty)) > reach:
             return raw, ToolResult.fail("blocked", f"Could not get next to {what} at ({tx},{ty}); now at "
-                                                   f"{view.position(raw)}. {refused or 'The way is blocked.'}")
+                                                   f"{_at(view.position(raw))}. {refused or 'The way is blocked.'}")
         return raw, None
 
     def _deltas(self, c: "Character", before: dict[str, Any], after: dict[str, Any], source: str, eff: Effects) -> None:
@@ -189,7 +200,7 @@ class PaperActions:
         dest = ans.get("destination") or {}
         eff = Effects(portal=str(dest.get("name") or f"{dest.get('x')},{dest.get('y')}"), target=f"{start[0]},{start[1]}",
                       move=Move(start=start, end=end, path_length=0, reached=True))
-        return ToolResult(ok=True, text=f"You went through the portal and arrived at {end}.", effects=eff)
+        return ToolResult(ok=True, text=f"You went through the portal and arrived at {_at(end)}.", effects=eff)
 
     def stop_action(self, agent_id: str) -> ToolResult:
         c = self._actor(agent_id)
@@ -311,7 +322,7 @@ class PaperActions:
         try:
             self.call(c, "/ai/pickup", {"targetInstance": str(g["instance"])})
         except PaperRefusal as exc:
-            return _refusal("inventory_full" if "full" in exc.message.lower() else "invalid", exc)
+            return _refusal("inventory_full" if "full" in exc.message.lower() else "invalid", exc, eff=eff)
         after, _ = self.wait(c, lambda r: view.find(r, "groundItems", g["instance"]) is None, self.options.pickup_timeout_s)
         self._deltas(c, before, after, source, eff)
         return ToolResult(ok=True, text=f"Picked up: {self._items_text(eff)}.", effects=eff)
@@ -341,7 +352,7 @@ class PaperActions:
             low, b = exc.message.lower(), exc.body
             kind = ("missing_tool" if "requiredTool" in b or "need a" in low else "level_too_low" if "requiredLevel" in b
                     else "depleted" if "depleted" in low else "out_of_range" if "far" in low else "invalid")
-            return _refusal(kind, exc)
+            return _refusal(kind, exc, eff=eff)
         progress: list[int] = []
         t0 = time.monotonic()
 
@@ -390,7 +401,7 @@ class PaperActions:
         try:
             self.call(c, "/ai/attack", {"targetInstance": str(target_instance)})
         except PaperRefusal as exc:
-            return _refusal("unknown_target" if "not found" in exc.message.lower() else "invalid", exc)
+            return _refusal("unknown_target" if "not found" in exc.message.lower() else "invalid", exc, eff=eff)
 
         def over(r: dict[str, Any]) -> bool:
             m = view.find(r, "mobs", target_instance)
