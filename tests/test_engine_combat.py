@@ -115,6 +115,8 @@ def test_death_respawn_drops_inventory_and_restores_hp_at_spawn():
     assert {(d.item, d.count) for d in r.effects.lost if d.source == "death"} == {("logs", 2), ("knife", 1)}
     assert sorted(g.item for g in w.ground.values()) == ["knife", "logs"]
     assert any("You died" in n for n in w.observe("a").notes)
+    g = next(iter(w.ground.values()))  # where it died, written as positions are: "(34,6)", not "(34, 6)"
+    assert f"your inventory was dropped at ({g.x},{g.y})." in r.text, r.text
 
 
 def test_tick_aggro_attacks_agents_in_range_only_and_can_be_disabled():

@@ -136,14 +136,15 @@ class CombatMixin:
             p.left_reason = "died"
             return "You died and are out of the episode."
         where = (p.x, p.y)
+        at = f"({p.x},{p.y})"  # as every other position reads, not a Python tuple's "(3, 4)"
         for item, n in p.inv.clear():
             eff.lost.append(ItemDelta(agent=p.agent_id, item=item, count=n, source="death"))
             self._drop(item, n, *where)
         p.place(*p.spawn)
         p.hp = self._max_hp(p)
         eff.hp.append(HpChange(agent=p.agent_id, before=0, after=p.hp, cause="respawn"))
-        p.notes.append(f"You died ({cause}) in round {self.round}; your inventory lies on the ground at {where}.")
-        return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {where}."
+        p.notes.append(f"You died ({cause}) in round {self.round}; your inventory lies on the ground at {at}.")
+        return f"You died; you respawned at ({p.x},{p.y}) with full HP and your inventory was dropped at {at}."
 
     def _aggressors(self, p: Player, when: int | None = None) -> list[MobState]:
         """The live mobs that attack ``p`` at the tick (within their aggro range, not dead), by id; moving mobs
