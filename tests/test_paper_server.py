@@ -146,6 +146,18 @@ def test_harvest_refusals(fake, world):
     assert not far.ok and far.error == "unknown_target"
 
 
+def test_a_walk_to_a_target_cut_short_keeps_the_part_walked(fake):
+    fake.game.tiles_per_s = 20.0  # slow: the walk to the node does not end within the move timeout
+    w = world_on(fake, move_timeout_s=0.3)
+    w.add_player(lumberjack(x=20, y=40))
+    r = w.harvest_resource("agent_1", "61889701")
+    assert not r.ok and r.error == "blocked" and "Could not get next to" in r.text, r.text
+    walk = r.effects.move  # it was refused with no effects: the tiles walked were lost from the trajectory
+    assert walk is not None and walk.start == (20, 40) and walk.end == (w.player_state("agent_1").x, 40)
+    assert walk.path_length > 0 and f"now at ({walk.end[0]},{walk.end[1]})" in r.text
+    w.close()
+
+
 # ----------------------------------------------------------------------------------------------- combat
 def test_attack_fights_to_the_end_and_picks_up_the_loot(fake, world):
     world.add_player(lumberjack(x=58, y=52, skills={"strength": 30}, equipment=[StackSpec(item="sword")]))

@@ -128,8 +128,11 @@ class PaperActions:
         if move is not None:
             eff.move = move
         if refused or _dist(view.position(raw), (tx, ty)) > reach:
-            return raw, ToolResult.fail("blocked", f"Could not get next to {what} at ({tx},{ty}); now at "
-                                                   f"{_at(view.position(raw))}. {refused or 'The way is blocked.'}")
+            # refused, yet the player may have walked part of the way: the result keeps that move (effects are
+            # what trajectories and the grounded CCE read)
+            return raw, ToolResult(ok=False, error="blocked", effects=eff,
+                                   text=f"Could not get next to {what} at ({tx},{ty}); now at "
+                                        f"{_at(view.position(raw))}. {refused or 'The way is blocked.'}")
         return raw, None
 
     def _deltas(self, c: "Character", before: dict[str, Any], after: dict[str, Any], source: str, eff: Effects) -> None:
