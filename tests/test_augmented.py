@@ -105,6 +105,37 @@ def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_ba
     assert grown > base
 
 
+def test_extra_leg_refuses_a_landmark_nearer_a_teammate_than_the_meeting_place():
+    """aug_205 (pilot of 2026-12-03): the leg to Hearthmoor, the southsmith's forge, let the armour be handed
+    over there, and the variant was won faster than its main task. Such a landmark is refused; one that
+    every teammate is a move farther from than the meeting place is still taken."""
+    from agentworld.core.tasks.augment import _beyond_the_meeting, _path_length, _teammates_places, trace
+
+    source = find_task("task_205_goldfield_two_forges")
+    for recipe in (("extra_leg",), ("far_spawn", "extra_leg")):
+        legs = [c["landmark"] for _, raw in recipe_candidates(source, recipe)
+                for c in raw["verifier"]["checks"] if c["check"] == "at_location"]
+        assert "hearthmoor" not in legs, recipe
+    spread, _ = next(recipe_candidates(source, ("far_spawn",)))
+    tr = trace(spread)
+    end = tr.end("agent_1", (spread.agent("agent_1").x, spread.agent("agent_1").y))
+    places = _teammates_places(spread, tr, "agent_1")
+    assert (450, 400) in places  # the southsmith smiths at Hearthmoor
+    assert not _beyond_the_meeting((450, 400), end, places, 60)
+
+    other = find_task("task_502_gloomwood_silver_seam")
+    variant, raw = next(recipe_candidates(other, ("extra_leg",)))
+    (leg,) = [c for c in raw["verifier"]["checks"] if c["check"] == "at_location"]
+    holder = leg["agent"]
+    tr = trace(other)
+    end = tr.end(holder, (other.agent(holder).x, other.agent(holder).y))
+    goal = tuple(int(v) for v in re.search(r"\((\d+),(\d+)\), within", raw["objectives"]["primary"]).groups())
+    for p in _teammates_places(other, tr, holder):
+        assert _path_length(p, goal) >= _path_length(p, end) + 60, p
+    grown, base = harder(variant, other)
+    assert grown > base
+
+
 def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_path: Path):
     seen = []
     source = find_task(STAFF)

@@ -19,7 +19,8 @@ a main task. A *recipe* chains several. Each adds work or a constraint a good te
 - ``far_spawn`` (spawns): every agent spawns 70 to 110 (or 40 to 60) tiles farther from the team's centre, in
   the same connected area, and first walks back to where it used to start (a move covers 60 tiles).
 - ``extra_leg`` (objective): the agent the objective names must also end at a landmark 30 to 150 tiles from
-  where its work ends.
+  where its work ends, and at least one move's walk farther than that from every place where a teammate starts
+  or works (so no meeting place on the way makes the leg free).
 - ``split_role`` (team size, starting items): a needed item moves to a new porter who must bring it. Not a
   recipe of its own: a porter only adds a hand.
 
@@ -270,14 +271,17 @@ def _extra_leg(task: Task, raw: Raw) -> Iterator[Raw]:
     holder = _named_agent(task)
     if holder in _placed_agents(task):
         return  # it must stay where a place check wants it
-    end = final_positions(task)[holder]
+    tr = trace(task)
     me = task.agent(holder)
+    end = tr.end(holder, (me.x, me.y))
+    others = _teammates_places(task, tr, holder)
     options = []
     for lm in w.landmarks.values():
         d = abs(lm.x - end[0]) + abs(lm.y - end[1])
         at_spawn = abs(lm.x - me.x) + abs(lm.y - me.y) <= lm.radius
         goal = gmap.nearest_walkable(lm.x, lm.y, max(2, lm.radius))
-        if 30 <= d <= 150 and not at_spawn and goal and gmap.connected(goal, end):
+        if (30 <= d <= 150 and not at_spawn and goal and gmap.connected(goal, end)
+                and _beyond_the_meeting(goal, end, others, _move_range(task))):
             options.append((d, lm.key, lm, goal))
     for _, _, lm, goal in sorted(options)[:2]:
         out = copy.deepcopy(raw)
@@ -292,6 +296,47 @@ def _extra_leg(task: Task, raw: Raw) -> Iterator[Raw]:
         _steps(out, holder).extend({"tool": s.tool, "args": dict(s.args)} for s in walk)
         out["max_action_steps"] = int(raw.get("max_action_steps", task.max_action_steps)) + len(walk)
         yield out
+
+
+NOT_WORK = frozenset({"move_character", "sleep", "chat", "send_chat_message"})
+
+
+def _teammates_places(task: Task, tr: "Trace", holder: str) -> set[tuple[int, int]]:
+    """Where the holder's teammates start and where they work (stand for any step but a walk, a wait or a chat)
+    in the reference plan: the places from which a hand-over to the holder can set out."""
+    places: set[tuple[int, int]] = set()
+    for a in task.agents:
+        if a.agent_id == holder:
+            continue
+        places.add((a.x, a.y))
+        steps = (task.reference_solution or {}).get(a.agent_id, [])
+        places.update(spot for st, spot in zip(steps, tr.spots[a.agent_id]) if st.tool not in NOT_WORK)
+    return places
+
+
+def _path_length(a: tuple[int, int], b: tuple[int, int]) -> float:
+    from ..world.pathing import route
+
+    path = route(world_index().loaded.map, a, b)
+    return math.inf if path is None else len(path)
+
+
+def _beyond_the_meeting(goal: tuple[int, int], end: tuple[int, int], places: set[tuple[int, int]],
+                        move_range: int) -> bool:
+    """Whether the landmark at ``goal`` lies beyond the holder's meeting place ``end`` as seen from every
+    teammate's place: at least one move's walk (``move_range`` tiles of path) farther from each than ``end`` is.
+
+    Why: the reference plan keeps the hand-over at ``end`` and then walks the holder on, but a team may meet
+    anywhere. A teammate setting out from P to hand over at X leaves the holder to walk X to the goal, and the
+    two walks together are at least |P goal| (triangle inequality), whatever X. If |P goal| >= |P end| + one
+    move for every P, no meeting place beats the main task's hand-over at ``end`` by the extra leg: the leg
+    costs at least one move. A landmark nearer a teammate (aug_205's Hearthmoor, where the southsmith's forge
+    is) would instead let the team hand over there and skip the walk to the holder's post (pilot of
+    2026-12-03: won in 13 rounds, the main task's fastest is 16)."""
+    for p in places:
+        if _path_length(p, goal) < _path_length(p, end) + move_range:
+            return False
+    return True
 
 
 # -- shared by the transformations that add a trip ----------------------------------------------------------
