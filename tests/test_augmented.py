@@ -136,6 +136,40 @@ def test_extra_leg_refuses_a_landmark_nearer_a_teammate_than_the_meeting_place()
     assert grown > base
 
 
+def test_a_delay_moves_the_events_and_every_round_the_texts_name_from_its_round_on():
+    from agentworld.core.tasks.augment import delay_schedule
+
+    raw = {"id": "t", "events": [{"id": "news", "at_round": 4, "message": "From round 17 no one will cross it."},
+                                 {"id": "burnt", "at_round": 17}, {"id": "later", "when": {"holds": "log"}}],
+           "objectives": {"primary": "Cross before the end of round 16; rounds 16 to 18 are risky."},
+           "agent_1": {"guideline": "The ferry leaves after round\n26. At round 2 and round 3 you wait."},
+           "reference_solution": {"agent_1": [{"tool": "chat", "args": {"message": "from round 17 nobody crosses"}}]}}
+    delay_schedule(raw, 5, 3)
+    assert [e.get("at_round") for e in raw["events"]] == [4, 20, None]
+    assert raw["events"][0]["message"] == "From round 20 no one will cross it."
+    assert raw["objectives"]["primary"] == "Cross before the end of round 19; rounds 19 to 21 are risky."
+    assert raw["agent_1"]["guideline"] == "The ferry leaves after round\n29. At round 2 and round 3 you wait."
+    assert raw["reference_solution"]["agent_1"][0]["args"]["message"] == "from round 20 nobody crosses"
+    delay_schedule(raw, 17, 2)  # "end of round 16" is the boundary from which round 17 holds: it moves too
+    assert "end of round 21" in raw["objectives"]["primary"]
+    assert "after round\n31" in raw["agent_1"]["guideline"]
+    delay_schedule(raw, 33, 2)  # nothing is scheduled from round 33 on: "after round 31" holds from round 32
+    assert "after round\n31" in raw["agent_1"]["guideline"] and "end of round 21" in raw["objectives"]["primary"]
+
+
+def test_a_delayed_deadline_is_told_as_it_falls_aug_319():
+    """aug_319 (pilot of 2026-12-03): far_spawn delayed the burning of the bridge from round 17 to 20, but the
+    rider and the quartermaster's chat still said "From round 17": a team that believed them lost 3 rounds."""
+    source = find_task("task_319_sunscar_burning_bridge")
+    for _, raw in recipe_candidates(source, ("far_spawn", "order_grows")):
+        burnt = next(e for e in raw["events"] if e["id"] == "burnt")
+        assert burnt["at_round"] > 17
+        rider = next(e for e in raw["events"] if e["id"] == "rider")
+        assert f"From round {burnt['at_round']} no one will cross it" in rider["message"]
+        chats = [s["args"]["message"] for s in raw["reference_solution"]["agent_1"] if s["tool"] == "chat"]
+        assert any(f"from round {burnt['at_round']} nobody crosses" in c for c in chats)
+
+
 def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_path: Path):
     seen = []
     source = find_task(STAFF)

@@ -24,8 +24,9 @@ a main task. A *recipe* chains several. Each adds work or a constraint a good te
 - ``split_role`` (team size, starting items): a needed item moves to a new porter who must bring it. Not a
   recipe of its own: a porter only adds a hand.
 
-Transformations that delay the plan's start (``far_spawn``, ``lean_start``) delay the task's scheduled events
-as much, so a deadline keeps its place in the work. Whether a variant is harder is not claimed here: the
+Transformations that delay the plan (``far_spawn`` and ``lean_start`` its start, ``order_grows``' late trip and
+``road_closes``' detour its rest) delay the task's scheduled events as much, and every round the task's texts
+name with them (:func:`delay_schedule`), so a deadline keeps its place in the work and its brief stays true. Whether a variant is harder is not claimed here: the
 generator (``core/runs/augment.py``) measures every candidate's fastest known solution against its main
 task's and proves the hardest first.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -412,11 +414,59 @@ def _pad(steps: list[dict[str, Any]], length: int) -> None:
 def _delay_events(raw: Raw, rounds: int) -> None:
     """A plan that starts ``rounds`` later meets the task's scheduled events ``rounds`` later too: the scenario's
     deadlines keep their place in the work (a triggered event follows its condition by itself)."""
+    # a round-1 announcement at a place is news for whoever stands there: it waits for them too
+    delay_schedule(raw, 2, rounds, also=lambda e: e.get("do") == "announce" and e.get("at") is not None)
+
+
+# "round 17", "rounds 16 to 18", "the end of round 23", "after round\n26": a round a text names. "end of" and
+# "after" name the boundary before the next round, the round from which what they announce holds. Only a plural
+# "rounds" goes on to a list ("round 17 and 2 porters" names one round).
+ROUND_NAMED = re.compile(r"(?P<end>(?:\bend\s+of|\bafter)\s+)?\b(?P<word>rounds?\s+)(?P<n>\d+)"
+                         r"(?P<more>(?:\s*(?:,|to|and|or|-)\s*\d+)*)", re.IGNORECASE)
+
+
+def shift_named_rounds(text: str, first: int, rounds: int) -> str:
+    """``text`` with every round it names from ``first`` on (a boundary "end of round N" counts as N + 1) named
+    ``rounds`` later."""
+    def later(n: str, end: bool) -> str:
+        return str(int(n) + rounds) if int(n) + end >= first else n
+
+    def shift(m: re.Match[str]) -> str:
+        end = bool(m.group("end"))
+        more = m.group("more")
+        if m.group("word").lower().startswith("rounds"):
+            more = re.sub(r"\d+", lambda k: later(k.group(0), end), more)
+        return f"{m.group('end') or ''}{m.group('word')}{later(m.group('n'), end)}{more}"
+
+    return ROUND_NAMED.sub(shift, text)
+
+
+def _shift_texts(node: Any, first: int, rounds: int) -> Any:
+    if isinstance(node, str):
+        return shift_named_rounds(node, first, rounds)
+    if isinstance(node, dict):
+        return {k: _shift_texts(v, first, rounds) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_shift_texts(v, first, rounds) for v in node]
+    return node
+
+
+def delay_schedule(raw: Raw, first: int, rounds: int, also: Callable[[Raw], bool] = lambda e: False) -> None:
+    """Everything the task schedules from round ``first`` on happens ``rounds`` later: the events' ``at_round``
+    (and those ``also`` picks) and every round a text of the task names, in place.
+
+    Why the texts: a brief, an event's message, a guideline or the reference plan's chat that names the round a
+    deadline falls ("From round 17 no one will cross it") must name the delayed round, or the variant misleads
+    (aug_319, pilot of 2026-12-03: the bridge burnt at round 20, the rider said 17). Every string of the task is
+    rewritten, not a list of fields, so a text a transformation adds later or a field this module does not know
+    keeps true too; no verifier check holds a round (the events are the task's only schedule)."""
+    if rounds <= 0:
+        return
     for e in raw.get("events") or []:
-        # a round-1 announcement at a place is news for whoever stands there: it waits for them too
-        local_news = e.get("do") == "announce" and e.get("at") is not None
-        if isinstance(e.get("at_round"), int) and (e["at_round"] > 1 or local_news):
+        if isinstance(e.get("at_round"), int) and (e["at_round"] >= first or also(e)):
             e["at_round"] += rounds
+    for key in list(raw):
+        raw[key] = _shift_texts(raw[key], first, rounds)
 
 
 def _add_actions(raw: Raw, task: Task, added: int) -> None:
@@ -595,9 +645,7 @@ def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiv
         steps = plan.setdefault(a, [])
         if a not in (giver, receiver) and len(steps) > k:
             steps[k:k] = [_step("sleep", seconds=1) for _ in range(added)]
-    for e in out.get("events") or []:
-        if isinstance(e.get("at_round"), int) and e["at_round"] > k + 1 and e.get("id") != "order_grows":
-            e["at_round"] += added
+    delay_schedule(out, k + 2, added)  # from the round after the hand-over the plan runs ``added`` rounds late
     _pad(plan[receiver], len(plan[giver]))  # the receiver stays in the game until the grown amount is in its hands
     _add_actions(out, task, added)
     _add_to_plan_text(out, f"When the order grows, {recv.username} tells {give.username}, who fetches the spare "
@@ -765,9 +813,7 @@ def _closed(task: Task, raw: Raw, tr: Trace, walker: str, i: int, c: tuple[int, 
             steps[i + 1:i + 1] = [copy.deepcopy(steps[i]) for _ in range(added)]
         elif len(steps) > i + 1:
             steps[i + 1:i + 1] = [_step("sleep", seconds=1) for _ in range(added)]
-    for e in out.get("events") or []:
-        if isinstance(e.get("at_round"), int) and e["at_round"] > i + 1:
-            e["at_round"] += added
+    delay_schedule(out, i + 2, added)  # from the round after the walk the plan runs ``added`` rounds late
     _add_actions(out, task, added)
     _tell_objective(out, "Roads may close during the episode.", "the team goes round what closes")
     _add_to_plan_text(out, f"When the way near ({c[0]},{c[1]}) closes, {hearer_name} tells {walker_name}, who "
