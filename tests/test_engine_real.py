@@ -92,8 +92,22 @@ def test_real_portal_round_trip(loaded):
     assert row.name == portal.name
     r = w.enter_portal("a")
     assert r.ok and r.effects.portal == portal.key
-    # the far side is the portal's return: its row says so rather than repeating "Ferry to Palm Isle" there
+    # the far side is the portal's return: its row carries its own name (map.yaml's return_name), which
+    # says where it leads, not the entrance's name with "(return)" (read on Palm Isle as a way to the isle)
     [row] = [e for e in w.observe("a").nearby if e.kind == "portal" and e.id == f"{portal.key}:back"]
-    assert row.name == f"{portal.name} (return)"
+    assert row.name == portal.return_name and portal.name not in row.name and "(return)" not in row.name
     back = w.enter_portal("a")
     assert back.ok and back.effects.portal == portal.key
+
+
+def test_ferry_back_end_names_the_dock(loaded):
+    """The island end of the Palm Isle ferry says it goes to Saltmarsh Dock, where it leads (pilots of
+    task_404 and others read "Ferry to Palm Isle (return)" on the island as a boat to the isle)."""
+    ferry = loaded.portal("isle_ferry")
+    w = EmbeddedWorld(loaded)
+    w.add_player(PlayerSpec(agent_id="a", username="a", x=ferry.to_x, y=ferry.to_y))
+    [row] = [e for e in w.observe("a").nearby if e.kind == "portal" and e.id == "isle_ferry:back"]
+    assert row.name == "Ferry to Saltmarsh Dock"
+    assert w.enter_portal("a").ok
+    me = w.observe("a")
+    assert (me.x, me.y) == (ferry.x, ferry.y)  # it went where its name says: the dock's gangway

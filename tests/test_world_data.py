@@ -201,6 +201,33 @@ def test_missing_required_item_and_unobtainable_input(tmp_path):
         load_world_data(pack2)
 
 
+def test_two_way_portal_needs_a_return_name(tmp_path):
+    """A two-way portal's far end leads elsewhere than its entrance, so it must be named for where it goes."""
+    pack = copy_pack(tmp_path)
+
+    def edit(d):
+        del d["portals"][0]["return_name"]
+        d["portals"].append({"key": "one_way_door", "name": "Trapdoor", "kind": "door", "x": 450, "y": 400,
+                             "to_x": 452, "to_y": 400, "two_way": False, "return_name": "Trapdoor back"})
+
+    edit_yaml(pack / "map.yaml", edit)
+    with pytest.raises(DataPackError) as e:
+        load_world_data(pack)
+    text = str(e.value)
+    assert "map.yaml: portal isle_ferry is two-way but has no return_name" in text
+    assert "map.yaml: portal one_way_door has a return_name but is not two-way; remove return_name" in text
+    assert len(e.value.problems) == 2
+
+
+def test_every_two_way_portal_back_end_is_named_for_where_it_leads(data):
+    landmarks = {lm.key: lm.name for lm in data.landmarks}
+    for pt in data.portals:
+        if pt.two_way:
+            assert pt.return_name and pt.return_name != pt.name and "(return)" not in pt.return_name, pt.key
+    ferry = next(pt for pt in data.portals if pt.key == "isle_ferry")
+    assert landmarks["saltmarsh_dock"] in ferry.return_name
+
+
 def test_duplicate_sections_and_bad_yaml(tmp_path):
     pack = copy_pack(tmp_path)
     (pack / "extra.yaml").write_text("items: []\n")

@@ -238,6 +238,11 @@ def check_pack(data: WorldData) -> list[str]:
                 p.append(f"map.yaml: portal {pt.key} ({end}) = ({x}, {y}) is outside the {w} x {h} map")
         if pt.requires_item and pt.requires_item not in items:
             p.append(f"map.yaml: portal {pt.key}: requires_item {pt.requires_item!r} is not in items.yaml")
+        if pt.two_way and not (pt.return_name or "").strip():
+            p.append(f"map.yaml: portal {pt.key} is two-way but has no return_name; add the name its far end at "
+                     f"({pt.to_x}, {pt.to_y}) shows, saying where it leads (e.g. return_name: Ferry to Saltmarsh Dock)")
+        elif not pt.two_way and pt.return_name:
+            p.append(f"map.yaml: portal {pt.key} has a return_name but is not two-way; remove return_name")
     for n in data.npcs:
         if not (0 <= n.x < w and 0 <= n.y < h):
             p.append(f"mobs.yaml: npc {n.key} at ({n.x}, {n.y}) is outside the map")
@@ -437,7 +442,8 @@ class PortalEnd:
 
     @property
     def name(self) -> str:
-        return f"{self.portal.name} (return)" if self.returning else self.portal.name
+        # the return side has its own name (map.yaml's return_name): it leads elsewhere than the entrance
+        return (self.portal.return_name or self.portal.name) if self.returning else self.portal.name
 
     def __repr__(self) -> str:
         return f"PortalEnd({self.key!r}, ({self.x}, {self.y}) -> ({self.to_x}, {self.to_y}))"

@@ -150,6 +150,10 @@ class Portal(_Strict):
     to_x: int
     to_y: int
     two_way: bool = True  # a return portal sits at the destination
+    # what the return side is called where it stands (required when two_way): it leads somewhere else than
+    # the entrance, so it cannot borrow the entrance's name ("Ferry to Palm Isle" on the island sent pilots
+    # the wrong way); written by hand rather than derived, since a landmark's name does not say how one goes
+    return_name: str | None = None
     requires_item: str | None = None  # e.g. a key or a ticket, kept (not consumed)
     requires_level: dict[Skill, int] = Field(default_factory=dict)
 
