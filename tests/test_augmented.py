@@ -20,7 +20,8 @@ from agentworld.core.runs.augment import (HERE_LINE, MARGIN, SOURCE_LINE, ModelP
                                           write_suite)
 from agentworld.core.runs.fastest import fastest_known
 from agentworld.core.runs.prove import prove_task
-from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates
+from agentworld.core.runs.replays import play
+from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates, reparse
 from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_suite, suite_files
 
@@ -168,6 +169,12 @@ def test_a_delayed_deadline_is_told_as_it_falls_aug_319():
         assert f"From round {burnt['at_round']} no one will cross it" in rider["message"]
         chats = [s["args"]["message"] for s in raw["reference_solution"]["agent_1"] if s["tool"] == "chat"]
         assert any(f"from round {burnt['at_round']} nobody crosses" in c for c in chats)
+    # the late hand-over (order_grows after the plan's last round) delays the plan after the texts were moved:
+    # the receiver still waits for the grown amount, and the adapted plan passes
+    plan = raw["reference_solution"]
+    assert len(plan["agent_1"]) >= max(len(s) for s in plan.values())
+    result, _ = play(reparse({**raw, "rounds": 40}, raw["id"]), "oracle", seed=0)
+    assert result.success, result.message
 
 
 def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_path: Path):

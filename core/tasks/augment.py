@@ -441,14 +441,14 @@ def shift_named_rounds(text: str, first: int, rounds: int) -> str:
     return ROUND_NAMED.sub(shift, text)
 
 
-def _shift_texts(node: Any, first: int, rounds: int) -> Any:
-    if isinstance(node, str):
-        return shift_named_rounds(node, first, rounds)
-    if isinstance(node, dict):
-        return {k: _shift_texts(v, first, rounds) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_shift_texts(v, first, rounds) for v in node]
-    return node
+def _shift_texts(node: Any, first: int, rounds: int) -> None:
+    """In place: the transformations hold on to the task's lists (a plan they go on extending) across a delay."""
+    keys = node.keys() if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else ()
+    for k in keys:
+        if isinstance(node[k], str):
+            node[k] = shift_named_rounds(node[k], first, rounds)
+        else:
+            _shift_texts(node[k], first, rounds)
 
 
 def delay_schedule(raw: Raw, first: int, rounds: int, also: Callable[[Raw], bool] = lambda e: False) -> None:
@@ -465,8 +465,7 @@ def delay_schedule(raw: Raw, first: int, rounds: int, also: Callable[[Raw], bool
     for e in raw.get("events") or []:
         if isinstance(e.get("at_round"), int) and (e["at_round"] >= first or also(e)):
             e["at_round"] += rounds
-    for key in list(raw):
-        raw[key] = _shift_texts(raw[key], first, rounds)
+    _shift_texts(raw, first, rounds)
 
 
 def _add_actions(raw: Raw, task: Task, added: int) -> None:
