@@ -19,7 +19,7 @@ import yaml
 from agentworld.core.runs.augment import (HERE_LINE, MARGIN, SOURCE_LINE, ModelProposer, dump_task, generate,
                                           write_suite)
 from agentworld.core.runs.fastest import fastest_known
-from agentworld.core.runs.prove import prove_task
+from agentworld.core.runs.prove import BUDGET_RATIO, prove_task
 from agentworld.core.runs.replays import play
 from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates, reparse
 from agentworld.core.tasks.plans import rounds_needed
@@ -185,7 +185,8 @@ def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_pa
     assert kept.task.id == "aug_01_staff_" + "_".join(kept.recipe) and kept.recipe != ("split_role",)
     assert all(why for _, ok, why in seen[:-1])  # every candidate dropped before it says why
     assert kept.fastest > kept.base_fastest and kept.task.rounds >= source.rounds
-    assert kept.task.rounds == max(source.rounds, math.ceil(rounds_needed(kept.task.reference_solution) * MARGIN))
+    assert kept.task.rounds == max(source.rounds, math.ceil(rounds_needed(kept.task.reference_solution) * MARGIN),
+                                   math.ceil(BUDGET_RATIO[0] * kept.fastest))
     text = dump_task(kept)
     assert SOURCE_LINE.search(text).groups() == (
         source.id, str(rounds_needed(source.reference_solution)), str(kept.base_fastest), str(source.rounds),
@@ -225,7 +226,10 @@ def test_the_shipped_suite_is_one_harder_variant_per_main_task():
         assert "Changes: " in text and task.rounds == int(here_budget) and "split_role" not in task.id
         assert int(here_fastest) > int(fastest), f"{task.id} is not harder than {source}"
         events = [e["at_round"] for e in task.raw.get("events") or [] if isinstance(e.get("at_round"), int)]
-        assert task.rounds == max([int(budget), math.ceil(rounds_needed(task.reference_solution) * MARGIN)] + events)
+        assert task.rounds == max([int(budget), math.ceil(rounds_needed(task.reference_solution) * MARGIN),
+                                   math.ceil(BUDGET_RATIO[0] * int(here_fastest))] + events)
+        ratio = task.rounds / int(here_fastest)  # the suite's budget rule holds for a variant too (issue 28)
+        assert BUDGET_RATIO[0] <= ratio <= BUDGET_RATIO[1] and 25 <= task.rounds <= 55, (task.id, ratio)
     assert len(sources) == len(set(sources))  # one per main task
 
 
