@@ -177,6 +177,60 @@ def test_a_delayed_deadline_is_told_as_it_falls_aug_319():
     assert result.success, result.message
 
 
+# a round a text names: "from round 17", "the end of round 23" (the boundary: what it announces holds from 24)
+NAMED_ROUND = re.compile(r"(\b(?:end\s+of|after)\s+)?\brounds?\s+(\d+)", re.IGNORECASE)
+
+
+def _strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v)
+
+
+def _named_rounds(text: str) -> list[tuple[int, int]]:
+    """(number, round from which it holds) of every round ``text`` names."""
+    return [(int(m.group(2)), int(m.group(2)) + bool(m.group(1))) for m in NAMED_ROUND.finditer(text)]
+
+
+@pytest.mark.parametrize("path", suite_files("augmented"), ids=lambda p: p.stem)
+def test_a_variant_names_the_rounds_its_events_fall(path: Path):
+    """Every round a main task's text names that falls with one of its events (the rider's "from round 17" of
+    the bridge that burns at round 17) keeps that relation in the variant, to the event's delayed round: the
+    same text, found in the variant with only its round numbers free, names the event's round there."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    main = find_task(SOURCE_LINE.search(path.read_text(encoding="utf-8")).group(1)).raw
+    was = {e["id"]: e["at_round"] for e in main.get("events") or [] if isinstance(e.get("at_round"), int) and "id" in e}
+    now = {e.get("id"): e.get("at_round") for e in raw.get("events") or []}
+    texts = list(_strings({k: v for k, v in raw.items() if k != "id"}))
+    checked = 0
+    for text in set(_strings({k: v for k, v in main.items() if k != "id"})):
+        named = _named_rounds(text)
+        tied = [next((e for e, r in was.items() if r == holds), None) for _, holds in named]
+        if not any(tied):
+            continue
+        # the text with each round number it names free (a variant only adds to a main task's texts)
+        pattern, last = "", 0
+        for m in NAMED_ROUND.finditer(text):
+            pattern += re.escape(text[last:m.start(2)]) + r"(\d+)"
+            last = m.end(2)
+        pattern = re.compile(pattern + re.escape(text[last:]))
+        found = [m for t in texts for m in pattern.finditer(t)]
+        assert found, f"{path.stem}: a text of the main task is gone: {text[:80]!r}"
+        for m in found:
+            for (number, holds), event, told in zip(named, tied, m.groups()):
+                if event is not None:
+                    assert int(told) - now[event] == number - was[event], (
+                        f"{path.stem}: {text[:60]!r}... names round {told}; event {event!r} falls at round "
+                        f"{now[event]} (main task: round {number}, event at {was[event]})")
+                    checked += 1
+    assert checked or not any(_named_rounds(t) for t in _strings(main))
+
+
 def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_path: Path):
     seen = []
     source = find_task(STAFF)
