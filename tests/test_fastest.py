@@ -127,3 +127,51 @@ def test_a_walk_into_reach_is_left_to_the_harvest_or_attack():
     wolves = F.compress(find_task("task_44_oakridge_wolves"))
     # the walk before each attack is left to the attack: fewer rounds than the plan with every walk kept
     assert wolves.rounds < wolves.reference_rounds and "walks into reach" in wolves.how
+
+
+def test_a_lone_hold_of_a_heavy_load_is_tried_again_until_the_partner_joins():
+    # the crate takes two lifters in one round; the first to arrive only holds it, and counting that hold done
+    # sent the carrier home empty-handed: no eager schedule passed and the reference plan stood as the fastest
+    task = find_task("task_314_hearthmoor_stolen_crate")
+    found = F.compress(task)
+    assert found.rounds is not None and found.rounds < found.reference_rounds, found.how
+    lifts = {a: [r for r, (tool, _) in enumerate(steps, 1) if tool == "pickup_resource"]
+             for a, steps in found.plan.items()}
+    lifters = [rounds for rounds in lifts.values() if rounds]
+    assert len(lifters) == 2 and lifters[0] == lifters[1] and len(lifters[0]) == 1  # one lift, together
+    result, team = F.replay_plan(task, found.plan)
+    assert result.success and team.illegal_calls("x") is None
+
+
+def test_a_hold_nobody_joined_goes_back_to_the_queue_and_a_joined_one_stays_done():
+    lift = ("pickup_resource", {"targetInstance": "load#1"})
+    team = F.EagerTeam({"a": [lift], "b": [lift]}, [], world=None)
+    team.queue["a"].pop(0), team.done.update(a=1)
+    team.schedule["a"][3] = lift
+    team._note_joint("a", 3, *lift, "Lift registered: you hold the steel_bar (load#1), 1 of the 2 players")
+    team._retry_unjoined_hold("a", 4)  # nobody joined in round 3
+    assert team.queue["a"] == [lift] and team.done["a"] == 0 and team.schedule["a"] == {}
+    team._note_joint("a", 4, *lift, "Lift registered: you hold the steel_bar (load#1), 1 of the 2 players")
+    team._note_joint("b", 4, *lift, "Joint lift completed with a (2 players held the steel_bar (load#1) ...")
+    assert team.holding == {}
+    team.queue["a"].pop(0), team.done.update(a=1)
+    team._retry_unjoined_hold("a", 5)
+    assert team.queue["a"] == [] and team.done["a"] == 1
+
+
+def test_walks_to_where_the_agent_stands_cost_no_turn():
+    # a family pads a long walk with repeats (its "extra" rounds); once arrived they were "already at" turns
+    from types import SimpleNamespace
+
+    home, camp = ("move_character", {"x": 5, "y": 5}), ("move_character", {"x": 9, "y": 9})
+    give = ("transfer_items", {"targetPlayer": "b", "itemKey": "x", "count": 1})
+    team = F.EagerTeam({"a": [home, home, home, give, camp]}, [], world=None)
+    at = SimpleNamespace(observation=SimpleNamespace(x=5, y=5))
+    team._skip_walks_already_made("a", at)
+    assert team.queue["a"] == [give, camp] and team.done["a"] == 3 and team.schedule["a"] == {}
+    team._skip_walks_already_made("a", at)  # the next step is no walk: nothing more is dropped
+    assert team.queue["a"] == [give, camp]
+    away = SimpleNamespace(observation=SimpleNamespace(x=6, y=5))
+    fresh = F.EagerTeam({"a": [home, give]}, [], world=None)
+    fresh._skip_walks_already_made("a", away)  # not there yet: the walk stays
+    assert fresh.queue["a"] == [home, give] and fresh.done["a"] == 0

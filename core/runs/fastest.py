@@ -37,7 +37,10 @@ from typing import Any
 from ..play.protocol import Team, Turn, TurnOutcome
 from ..tasks.task import Task
 
-FORMAT = 2  # bump when the algorithm changes what it finds
+FORMAT = 3  # bump when the algorithm changes what it finds
+# A heavy load's or a guarded mob's answer when the call only held it for the round (the engine's texts,
+# core/world/events.py): the step is done only if enough teammates join later in that round
+REGISTERED = ("Lift registered", "Attack registered")
 PER_AGENT_TRIES = 8  # teams up to this size also try each agent at its reference timing (one episode each)
 Step = tuple[str, dict[str, Any]]
 
@@ -84,6 +87,8 @@ class EagerTeam(Team):
         self.minds = Minds(stale=stale)
         self.world = world
         self._recorder: Any = None
+        # (target, round) -> the agents whose joint step only held it so far (see REGISTERED)
+        self.holding: dict[tuple[str, int], list[str]] = {}
 
     def _seen(self, turn: Turn, tool: str, args: dict[str, Any]) -> Any:
         from .replays import RecordingTeam
@@ -94,6 +99,8 @@ class EagerTeam(Team):
 
     async def act(self, turn: Turn) -> TurnOutcome:
         agent = turn.agent_id
+        self._retry_unjoined_hold(agent, turn.round)
+        self._skip_walks_already_made(agent, turn)
         queue = self.queue.get(agent)
         if not queue:  # its part done, it stays (a teammate may still hand it something): it waits
             await turn.port.call("sleep", {"seconds": 1})
@@ -112,7 +119,43 @@ class EagerTeam(Team):
             queue.pop(0)
             self.done[agent] = i + 1
             self.schedule[agent][turn.round] = (tool, dict(args))
+            self._note_joint(agent, turn.round, tool, args, result.text)
         return TurnOutcome(thinking=tool)
+
+    def _note_joint(self, agent: str, rnd: int, tool: str, args: dict[str, Any], text: str) -> None:
+        """Keep a lone hold of a heavy load or a guarded mob pending; a teammate's call on the same target later
+        in the round that completes it (any answer but a hold) settles every hold of that round."""
+        target = args.get("targetInstance")
+        if tool not in ("pickup_resource", "attack_entity") or not isinstance(target, str):
+            return
+        if text.startswith(REGISTERED):
+            self.holding.setdefault((target, rnd), []).append(agent)
+        else:
+            self.holding.pop((target, rnd), None)
+
+    def _retry_unjoined_hold(self, agent: str, rnd: int) -> None:
+        """A hold nobody joined in its round lifted or struck nothing: the step goes back to the front of the
+        agent's queue (tried again this turn) and its call becomes a wait in the plain plan. Counting it done
+        sent a porter home empty-handed, and no eager schedule of a heavy load passed (task_314)."""
+        for (target, held_in), agents in list(self.holding.items()):
+            if held_in >= rnd or agent not in agents:
+                continue
+            agents.remove(agent)
+            if not agents:
+                del self.holding[(target, held_in)]
+            step = self.schedule[agent].pop(held_in)
+            self.queue[agent].insert(0, step)
+            self.done[agent] -= 1
+
+    def _skip_walks_already_made(self, agent: str, turn: Turn) -> None:
+        """Drop the walks to where the agent already stands, without spending its turn: a reference plan
+        repeats a long walk (a family's ``extra`` rounds for the mobs that stop it), and a walk that arrived
+        early made the rest "You are already at" turns."""
+        queue = self.queue.get(agent) or []
+        here = (turn.observation.x, turn.observation.y)
+        while queue and queue[0][0] == "move_character" and (queue[0][1].get("x"), queue[0][1].get("y")) == here:
+            queue.pop(0)
+            self.done[agent] += 1
 
     @staticmethod
     def _holds_what_is_next(turn: Turn, queue: list[Step]) -> bool:
