@@ -385,3 +385,62 @@ def test_augment_command_writes_proven_variants_and_a_readme(tmp_path: Path):
     assert written.name.startswith("aug_01_staff_") and (out / "README.md").is_file()
     assert f"| {written.stem} | task_01_staff |" in (out / "README.md").read_text()
     assert len(select_tasks(build_spec({"suite": "augmented"}))) == len(suite_files("augmented"))  # `run --suite`
+
+
+def _augment(*args: str):
+    from click.testing import CliRunner
+
+    from agentworld.core.cli import _load_commands, cli
+
+    _load_commands()
+    return CliRunner().invoke(cli, ["tasks", "augment", *args], catch_exceptions=False)
+
+
+def _suite_with_an_old_staff_variant(out: Path) -> str:
+    """A copy of the shipped suite plus a variant of the fixture task under an old recipe's name, a model's
+    proposal of it and the old variant's README row (first: task_01 sorts before the shipped sources)."""
+    import shutil
+
+    shutil.copytree(suite_files("augmented")[0].parent, out)
+    header = "# source: task_01_staff plan_rounds=10 fastest=6 budget=25 agents=3\nid: x\n"
+    (out / "aug_01_staff_far_spawn.yaml").write_text(header)
+    (out / "aug_01_staff_model1.yaml").write_text(header)
+    lines = (out / "README.md").read_text(encoding="utf-8").split("\n")
+    top = lines.index(next(line for line in lines if line.startswith("|---"))) + 1
+    count = sum(line.startswith("| aug_") for line in lines)
+    lines.insert(top, "| aug_01_staff_far_spawn | task_01_staff | far_spawn | spawns | 3 → 3 | 10 → 12 | 6 → 8 | 25 → 25 |")
+    text = "\n".join(lines).replace(f"{count} variants, one per main task", f"{count + 1} variants, one per main task")
+    (out / "README.md").write_text(text, encoding="utf-8")
+    return text
+
+
+def test_augment_with_task_replaces_that_tasks_variant_and_keeps_every_other_file(tmp_path: Path):
+    out = tmp_path / "aug"
+    old_readme = _suite_with_an_old_staff_variant(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    res = _augment("--task", STAFF, "--target", "1", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    (new,) = set(after) - set(before)  # lean_start proves for the fixture; far_spawn was its old recipe
+    assert new.startswith("aug_01_staff_") and new != "aug_01_staff_far_spawn.yaml"
+    assert set(before) - set(after) == {"aug_01_staff_far_spawn.yaml"}  # the old variant, and nothing else, gone
+    for name in set(after) - {new, "README.md"}:
+        assert after[name] == before[name], f"{name} changed"  # incl. the model's proposal of the same task
+    old_lines, new_lines = old_readme.split("\n"), after["README.md"].decode("utf-8").split("\n")
+    changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    assert len(old_lines) == len(new_lines)
+    assert [new_lines[i].split(" | ")[:2] for i in changed if new_lines[i].startswith("|")] == [
+        [f"| {new[:-5]}", "task_01_staff"]]  # the one row replaced in place
+    assert all(new_lines[i].startswith("Rounds the fastest") for i in changed if not new_lines[i].startswith("|"))
+    assert f"{len(after) - 2} variants" in new_lines[2]  # README and the model's proposal are not in the table
+
+
+def test_augment_with_task_refuses_an_unreadable_readme_before_changing_a_file(tmp_path: Path):
+    out = tmp_path / "aug"
+    _suite_with_an_old_staff_variant(out)
+    (out / "README.md").write_text("# notes, no table\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    res = _augment("--task", STAFF, "--target", "1", "--out", str(out))
+    assert res.exit_code == 1 and "README.md" in res.output and "without --task" in res.output, res.output
+    assert "Traceback" not in res.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -25,7 +25,9 @@ def default_out() -> Path:
 
 
 @click.command("augment")
-@click.option("--task", "task_ids", multiple=True, help="Only these main tasks (repeatable) [default: the main suite].")
+@click.option("--task", "task_ids", multiple=True,
+              help="Only these main tasks (repeatable); replaces their variants only, other files are kept "
+                   "[default: the main suite, regenerating the folder].")
 @click.option("--target", type=click.IntRange(1, 10_000), default=100, show_default=True,
               help="Stop after this many proven variants, one per main task (deterministic mode).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -43,7 +45,7 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
     """Generate the augmented suite: harder variants of the main tasks (objective, spawns, starting items,
     team size), each proven like a main task. Exit 1 if fewer than --target were kept."""
     from ..console import make_console
-    from ..runs.augment import ModelProposer, generate, write_suite, write_task
+    from ..runs.augment import ModelProposer, generate, replace_variants, write_suite, write_task
     from ..tasks.task import TaskError, find_task, load_suite
 
     con = make_console()
@@ -76,11 +78,19 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
         return
     augmented = generate(sources, target=target, progress=progress, jobs=jobs)
     if not dry_run:
-        write_suite(augmented, out, sources)
+        try:  # --task replaces those tasks' variants only; a full run regenerates the folder
+            (replace_variants if task_ids else write_suite)(augmented, out, sources)
+        except ValueError as exc:  # an unreadable README: refused before any file changed
+            raise click.ClickException(str(exc)) from None
     con.print(f"{len(augmented)} proven variants of {len(sources)} main tasks in {time.perf_counter() - t0:.0f} s"
               + ("" if dry_run else f", written to {out}"))
-    if len(augmented) < target:
-        con.print(f"[red]fewer than --target {target}[/red]: add recipes or main tasks")
+    if task_ids and not dry_run:
+        for task in sources:
+            if task.id not in {a.source for a in augmented}:
+                con.print(f"[yellow]{task.id}: no variant proved; its old variant (if any) is kept[/yellow]")
+    wanted = min(target, len(sources)) if task_ids else target  # --task X cannot reach the default 100
+    if len(augmented) < wanted:
+        con.print(f"[red]fewer than --target {wanted}[/red]: add recipes or main tasks")
         sys.exit(1)
 
 
