@@ -408,7 +408,8 @@ def _suite_with_an_old_staff_variant(out: Path) -> str:
     lines = (out / "README.md").read_text(encoding="utf-8").split("\n")
     top = lines.index(next(line for line in lines if line.startswith("|---"))) + 1
     count = sum(line.startswith("| aug_") for line in lines)
-    lines.insert(top, "| aug_01_staff_far_spawn | task_01_staff | far_spawn | spawns | 3 → 3 | 10 → 12 | 6 → 8 | 25 → 25 |")
+    lines.insert(top, "| aug_01_staff_far_spawn | task_01_staff | far_spawn | spawns | 3 → 3 | 10 → 12 | 6 → 8 "
+                      "| 25 → 25 |")
     text = "\n".join(lines).replace(f"{count} variants, one per main task", f"{count + 1} variants, one per main task")
     (out / "README.md").write_text(text, encoding="utf-8")
     return text

@@ -312,8 +312,8 @@ def source_of(path: Path) -> str | None:
 
 
 README_TITLE = "# The augmented suite"
-README_COLUMNS = ("| task | from | recipe | changes | agents | plan rounds (main → here) | fastest known (main → here) "
-                  "| budget (main → here) |")
+README_COLUMNS = ("| task | from | recipe | changes | agents | plan rounds (main → here) "
+                  "| fastest known (main → here) | budget (main → here) |")
 COUNT_LINE = re.compile(r"^(\d+) variants, one per main task,", re.M)
 GAINS_PREFIX = "Rounds the fastest known solution gains over its main task's:"
 FASTEST_CELL = re.compile(r"^(\d+|None) → (\d+|None)$")
@@ -326,7 +326,8 @@ def readme(augmented: list[Augmented]) -> str:
 def readme_row(a: Augmented) -> str:
     agents = f"{a.base_agents} → {len(a.task.agents)}"
     return (f"| {a.task.id} | {a.source} | {' + '.join(a.recipe)} | {', '.join(a.changes)} | {agents} | "
-            f"{a.base_rounds} → {a.rounds} | {a.base_fastest} → {a.fastest} | {a.base_budget} → {a.task.rounds} |")
+            f"{a.base_rounds} → {a.rounds} | {a.base_fastest} → {a.fastest} | "
+            f"{a.base_budget} → {a.task.rounds} |")
 
 
 def _cells(row: str) -> list[str]:
