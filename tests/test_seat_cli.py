@@ -361,3 +361,22 @@ def test_key_value_arguments_follow_the_tool_schema():
     assert parse_arguments(('{"x": 1, "y": 2}',), tool("move_character")) == {"x": 1, "y": 2}
     assert parse_arguments((), tool("stop_action")) == {}
 
+
+
+def test_the_seat_briefs_example_coordinates_name_no_place_of_the_world():
+    # the example move once read (450,397), Hearthmoor's workbench: two no-communication pilots took it for a clue
+    # to a village their briefs did not locate, and one used it. Examples must be made-up numbers.
+    import re
+
+    from agentworld.core.cli.seat import ARGS_HELP, Target, how_to_play
+    from agentworld.core.tasks.task import world_index
+
+    text = how_to_play(Target(url="http://127.0.0.1:1/mcp", token="t", how="--seats s.json --agent agent_1")) + ARGS_HELP
+    pairs = {(int(x), int(y)) for x, y in re.findall(r'"x\\?": (\d+), \\?"y\\?": (\d+)', text)}
+    pairs |= {(int(x), int(y)) for x, y in re.findall(r"x=(\d+) y=(\d+)", text)}
+    assert pairs, "the brief should still show an example move"
+    w = world_index()
+    places = [(lm.x, lm.y) for lm in w.landmarks.values()] + [(s.x, s.y) for s in w.loaded.stations]
+    for x, y in pairs:
+        near = [p for p in places if abs(p[0] - x) + abs(p[1] - y) <= 30]
+        assert not near, f"example move ({x},{y}) is within 30 tiles of a real place {near}"

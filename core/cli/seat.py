@@ -328,7 +328,7 @@ def seat_group() -> None:
     \b
       agentworld seat brief --seats seats.json --agent agent_1
       agentworld seat look  --seats seats.json --agent agent_1
-      agentworld seat call move_character '{"x": 450, "y": 397}' --seats seats.json --agent agent_1
+      agentworld seat call move_character '{"x": 123, "y": 456}' --seats seats.json --agent agent_1
     """
 
 
@@ -367,8 +367,10 @@ def how_to_play(target: Target) -> str:
         "# How to play from this shell",
         f"- See your observation (waits until it is your turn): agentworld seat look{how}",
         f"- Make your turn's one call: agentworld seat call TOOL '{{\"arg\": value}}'{how}",
-        f"  e.g. agentworld seat call move_character '{{\"x\": 450, \"y\": 397}}'{how}",
-        "  (arguments may also be given as KEY=VALUE words: move_character x=450 y=397)",
+        # made-up numbers: an example naming a real place (it once named Hearthmoor's workbench) is a clue that
+        # no-communication pilots used to find a village their brief does not locate
+        f"  e.g. agentworld seat call move_character '{{\"x\": 123, \"y\": 456}}'{how} (made-up numbers)",
+        "  (arguments may also be given as KEY=VALUE words: move_character x=123 y=456)",
         "  (text with an apostrophe ends a single-quoted argument: use double quotes, chat message=\"I'll wait\")",
         "- A call made before your turn waits for it. It prints what happened and then your observation at your "
         "next turn, so you can decide and call again at once; you need `look` only for your first turn.",
@@ -629,8 +631,8 @@ def unknown_tool(name: str, tools: list[str]) -> str:
     return f"TOOL {name!r}: no such tool for this seat; {maybe}tools: {', '.join(tools)} (nothing was sent)"
 
 
-ARGS_HELP = ("give one JSON object in single quotes, e.g. '{\"x\": 450, \"y\": 397}', or KEY=VALUE words, e.g. "
-             "x=450 y=397")
+ARGS_HELP = ("give one JSON object in single quotes, e.g. '{\"x\": 123, \"y\": 456}', or KEY=VALUE words, e.g. "
+             "x=123 y=456")
 
 
 def parse_arguments(words: tuple[str, ...], tool: Any) -> dict[str, Any]:
