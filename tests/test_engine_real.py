@@ -108,6 +108,7 @@ def test_ferry_back_end_names_the_dock(loaded):
     w.add_player(PlayerSpec(agent_id="a", username="a", x=ferry.to_x, y=ferry.to_y))
     [row] = [e for e in w.observe("a").nearby if e.kind == "portal" and e.id == "isle_ferry:back"]
     assert row.name == "Ferry to Saltmarsh Dock"
-    assert w.enter_portal("a").ok
+    used = w.enter_portal("a")
+    assert used.ok and used.text.startswith("You used Ferry to Saltmarsh Dock and arrived")  # not "to Palm Isle"
     me = w.observe("a")
     assert (me.x, me.y) == (ferry.x, ferry.y)  # it went where its name says: the dock's gangway

@@ -325,20 +325,21 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if self.mech is not None and (refused := self.mech.portal_refusal(p, end)) is not None:
             return refused
         if portal.requires_item and not self._has_item(p, portal.requires_item):
-            return engine_failure("missing_items", f"{portal.name} needs {_a(portal.requires_item)} in your inventory "
+            return engine_failure("missing_items", f"{end.name} needs {_a(portal.requires_item)} in your inventory "
                                                    f"(it is kept, not used up).")
         for skill, lv in sorted(portal.requires_level.items()):
             if p.levels[skill] < lv:
-                return engine_failure("level_too_low", f"{portal.name} needs {skill} {lv}; you have {p.levels[skill]}.")
+                return engine_failure("level_too_low", f"{end.name} needs {skill} {lv}; you have {p.levels[skill]}.")
         dest = (end.to_x, end.to_y) if self.map.walkable(end.to_x, end.to_y) else self.map.nearest_walkable(end.to_x, end.to_y, 30)
         if dest is None:
-            return engine_failure("blocked", f"{portal.name} leads nowhere walkable (map data problem); try another portal.")
+            return engine_failure("blocked", f"{end.name} leads nowhere walkable (map data problem); try another portal.")
         start = (p.x, p.y)
         p.place(*dest)
         eff = engine_effects(portal=portal.key, target=end.id,
                              move=Move(start=start, end=dest, path_length=0, reached=True))
         where = self._where_name(p.x, p.y)
-        return engine_result(f"You used {portal.name} and arrived at ({p.x},{p.y})"
+        # the end's name, not the portal's: the far end of a two-way portal is named for where it leads
+        return engine_result(f"You used {end.name} and arrived at ({p.x},{p.y})"
                              + (f", {where}." if where else "."), effects=eff)
 
     def stop_action(self, agent_id: str) -> ToolResult:
