@@ -3,7 +3,7 @@ that does not think together plays (its ``trap`` branch). The reference plan win
 reason the design names: a bar handed over before the guild's letter, a crate left behind the slide, a seeker who
 set out for the cairn and reaches the hoard after the water, bars smelted before the council's word, a drift
 chosen on one workshop's order, a camp charged before the other was looked at, a carrier who walked onto the bridge while the pack was on it,
-the tuna split evenly by fishers who never heard the orders."""
+the island fisher's tuna halved between the sides by fishers who never heard the orders."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ TRAPS = [
     ("raiders_two_camps", "task_324_oakridge_raiders_two_camps", "the relic returned"),
     ("raiders_two_camps", "task_325_hearthmoor_raiders_two_camps", "the relic returned"),
     ("hound_bridge", "task_326_silverrun_hound_bridge", "the keeper's share of the potions"),
-    ("tuna_shares", "task_524_saltmarsh_tuna_order", "the dock household's order"),
+    ("tuna_shares", "task_524_saltmarsh_tuna_order", "the island household's order"),
 ]
 
 
