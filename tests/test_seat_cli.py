@@ -79,7 +79,8 @@ async def test_a_seat_from_a_terminal_plays_task_01_beside_two_oracles(tmp_path)
         assert "You are lumberjack" in out and "Team objective:" in out
         assert "- transfer_items(targetPlayer: string, itemKey: string, count: integer = 1)" in out
         assert f"agentworld seat call TOOL '{{\"arg\": value}}' --seats {seats_path} --agent lumberjack" in out
-        assert 'use double quotes, chat message="I\'ll wait"' in out  # pilots lost calls to "don't" in '...'
+        assert 'in double quotes, e.g. KEY="it\'s"' in out  # pilots lost calls to "don't" in '...'
+        assert "chat message=" not in out  # a no-communication seat read a chat example as a chat it lacked
         # the end is a printed line, not only exit status 3, which some shells and tools do not show
         assert ('The episode has ended when a command prints a line starting "The episode is over", which says how '
                 "it ended (the command also exits with status 3). That line is the end even where your shell shows "

@@ -371,7 +371,9 @@ def how_to_play(target: Target) -> str:
         # no-communication pilots used to find a village their brief does not locate
         f"  e.g. agentworld seat call move_character '{{\"x\": 123, \"y\": 456}}'{how} (made-up numbers)",
         "  (arguments may also be given as KEY=VALUE words: move_character x=123 y=456)",
-        "  (text with an apostrophe ends a single-quoted argument: use double quotes, chat message=\"I'll wait\")",
+        # no tool in the example: a no-communication seat has no chat, and a chat example read as if it had
+        "  (an apostrophe ends a single-quoted argument, JSON or not: give that argument as a KEY=VALUE word in "
+        "double quotes, e.g. KEY=\"it's\")",
         "- A call made before your turn waits for it. It prints what happened and then your observation at your "
         "next turn, so you can decide and call again at once; you need `look` only for your first turn.",
         f"- Once your turn opens you have {target.turn_timeout:g} s to make your call; after that the turn is lost."
