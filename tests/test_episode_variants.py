@@ -135,6 +135,18 @@ async def test_single_agent_turns_delivery_into_holding():
     assert all(c.params["agent"] == "agent_1" for c in solo.verifier.checks)
 
 
+def test_single_agent_drops_a_hand_off_of_a_material_used_up():
+    """delivered with kept: false asks only that the receiver was handed the material: one agent hands
+    nothing over, so the check is dropped; the kept hand-off becomes holding as before."""
+    from agentworld.core.tasks.solo import _mapped
+    from agentworld.core.tasks.task import CheckSpec
+
+    spec = {"check": "delivered", "item": "logs", "to": "agent_2", "count": 2, "exact": True}
+    assert _mapped(CheckSpec.model_validate({**spec, "kept": False}), "agent_1") is None
+    held = _mapped(CheckSpec.model_validate({**spec, "kept": True}), "agent_1")
+    assert held is not None and held.check == "item_count" and held.params["agent"] == "agent_1"
+
+
 def _archer_staff(checks):
     """The small staff fixture with the lumberjack wearing a quiver of 50 bronze arrows, and these checks."""
     from agentworld.core.tasks.task import CheckSpec, YamlStack

@@ -54,6 +54,22 @@ def test_delivered_exact_fails_an_over_delivery_that_at_least_passes(bench: Benc
     assert not bench.check(**exact).achieved  # does not undo what was delivered
 
 
+def test_delivered_not_kept_counts_what_was_handed_over(bench: Bench):
+    """kept: false: a material the receiver uses up (fish a cook cooks) counts as it arrives, so the receiver
+    need not still hold it, and units handed back do not undo an overshoot (pooling at one receiver fails)."""
+    spec = {"check": "delivered", "item": "logs", "to": "wizard", "count": 1, "exact": True, "kept": False}
+    assert bench.check(**spec).name == "exactly 1 logs handed to wizard"
+    bench.act("agent_2", "transfer_items", targetPlayer="wizard", itemKey="logs", count=1)
+    bench.act("agent_3", "transfer_items", targetPlayer="lumberjack", itemKey="logs", count=1)  # used up, say
+    assert bench.check(**spec).achieved  # handed over once: met, though the wizard holds none now
+    kept = {**spec, "kept": True}
+    assert not bench.check(**kept).achieved  # the default asks the receiver to end holding it
+    bench.act("agent_2", "transfer_items", targetPlayer="wizard", itemKey="logs", count=1)  # a spare
+    bench.act("agent_3", "transfer_items", targetPlayer="woodworker", itemKey="logs", count=1)  # handed back
+    cp = bench.check(**spec)
+    assert (cp.value, cp.achieved) == (2, False)
+
+
 def test_item_count_exact(bench: Bench):
     spec = {"check": "item_count", "item": "logs", "agent": "woodworker", "count": 1, "exact": True}
     cp = bench.check(**spec)

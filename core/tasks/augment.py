@@ -487,6 +487,8 @@ def _counted_checks(task: Task) -> Iterator[tuple[int, Any, str, str | None]]:
         p = spec.params
         if i in changed or spec.name in changed or spec.guard or p.get("origin") or p.get("from_origin"):
             continue
+        if p.get("kept") is False:  # counts what was handed over, not what the receiver ends with
+            continue
         if spec.check == "delivered" and p.get("to"):
             receiver, giver = task.resolve_agent(p["to"]), (task.resolve_agent(p["from"]) if p.get("from") else None)
         elif spec.check == "item_count" and p.get("agent") and not p.get("agents") and not p.get("role"):

@@ -77,8 +77,13 @@ def solo_agent(task: Task) -> AgentDef:
         guideline="\n\n".join([note, *guides]) if guides else note)
 
 
-def _mapped(spec: CheckSpec, solo: str) -> CheckSpec:
+def _mapped(spec: CheckSpec, solo: str) -> CheckSpec | None:
+    """The check as the one agent meets it; None for one that asks only for a hand-off of a material the
+    receiver uses up (``delivered`` with ``kept: false``): one agent hands nothing over, and what it makes of
+    the material is the objective's other checks."""
     data = spec.model_dump(by_alias=True, exclude_none=True)
+    if data.get("check") == "delivered" and data.get("kept") is False:
+        return None
     if data.get("check") == "delivered":
         data = {"check": "item_count", "name": spec.name, "item": data["item"], "count": data.get("count", 1),
                 **({"origin": data["origin"]} if data.get("origin") else {})}
@@ -163,7 +168,7 @@ def single_agent_task(task: Task, seed: int = 0) -> Task:
     limit = _rules(task).inventory_slots
     if _slots(solo.inventory) > limit:
         raise na(f"the team's items need {_slots(solo.inventory)} inventory slots; one agent has {limit}")
-    checks = [_mapped(c, solo.agent_id) for c in task.verifier.checks]
+    checks = [m for m in (_mapped(c, solo.agent_id) for c in task.verifier.checks) if m is not None]
     draft = task.model_copy(deep=True, update={
         "agents": [solo], "verifier": task.verifier.model_copy(update={"checks": checks}),
         "max_action_steps": task.max_action_steps * len(task.agents), "reference_solution": None})

@@ -432,6 +432,9 @@ class DeliveredParams(_Params):
     from_: str | None = Field(None, alias="from")
     origin: Origin | None = None
     exact: bool = False  # exactly count transferred to the receiver (more fails), not at least
+    # whether the receiver must still hold them at the end; false for a material it uses up (fish a cook
+    # cooks): then what counts is how many it was handed, whatever it did with them after
+    kept: bool = True
 
 
 def _delivered(ctx: VerifyContext, p: DeliveredParams) -> tuple[float, float]:
@@ -439,14 +442,19 @@ def _delivered(ctx: VerifyContext, p: DeliveredParams) -> tuple[float, float]:
     sender = ctx.agents(p.from_)[0] if p.from_ else None
     received = sum(t.count for _, eff in ctx.history for t in eff.transfers
                    if t.to_agent == to and t.item == p.item and (sender is None or t.from_agent == sender))
-    if p.exact and received > p.count:  # over-delivered: handing units back does not undo it
+    if (p.exact and received > p.count) or not p.kept:  # over-delivered: handing units back does not undo it
         return received, p.count
     return min(_holding(ctx, to, p.item, p.origin), received), p.count
 
 
+def _delivered_label(p: DeliveredParams, t: Any) -> str:
+    what = f"{_exactly(p)}{p.item}{f' ({p.origin})' if p.origin else ''}"
+    return f"{what} {'delivered' if p.kept else 'handed'} to {t.agent(p.to).username}"
+
+
 DELIVERED = Check(
     "delivered", DeliveredParams, _delivered,
-    lambda p, t: f"{_exactly(p)}{p.item}{f' ({p.origin})' if p.origin else ''} delivered to {t.agent(p.to).username}",
+    _delivered_label,
     refs=lambda p, t, w: _item_ref("item", p.item, w) + _agent_ref("to", p.to, t) + _agent_ref("from", p.from_, t),
     items=lambda p: [p.item], exact=lambda p: p.exact)
 
