@@ -563,6 +563,10 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if mob is None:
             if target_instance in self.players or target_instance in self.by_username:
                 return engine_failure("invalid", "Players cannot attack each other; attack a mob from the Nearby list.")
+            if self.mech is not None and target_instance in self.mech.gone:
+                # a raider killed in an earlier round is removed at the tick; "no mob with that id" read as a bad
+                # id to a player sent after it by a teammate (pilot of task_303), as a placed mob's answer does not
+                return engine_failure("invalid", f"{target_instance} is dead; it does not come back.")
             return self._unknown_target(p, target_instance, "mob", "attack_entity")
         mt = mob.type
         self._mob_at(mob)  # a moving mob: where it stands now
