@@ -226,8 +226,11 @@ def describe_error(exc: BaseException, target: Target) -> str:
     if status is not None:
         return f"the server at {target.url} answered HTTP {status} {reason}"
     if isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, ConnectionError)):
-        return (f"cannot reach the server at {target.url}: it is not running (`agentworld serve` stops "
-                f"--linger seconds after the episode ends; its result.json has the outcome) or the URL is wrong")
+        # three causes, each with its own remedy: a player told only "not running" took a server that had not
+        # started for one whose episode was over (pilot of task_524)
+        return (f"cannot reach the server at {target.url}: it has not started yet (try again in a few seconds), "
+                f"it is not running any more (`agentworld serve` stops --linger seconds after the episode ends; "
+                f"its result.json has the outcome), or the URL is wrong (check the seats file)")
     if isinstance(exc, httpx.TimeoutException):
         return f"the server at {target.url} did not answer in time ({type(exc).__name__}); try again"
     if isinstance(exc, McpError):
