@@ -372,3 +372,20 @@ def test_a_dead_raider_stops_no_walk_and_raids_play_the_same_under_the_same_seed
         m.hp = 0
         m.respawn_at = 10**9
     assert call(w, "agent_1", "move_character", x=449, y=430).effects.move.reached
+
+
+def test_a_change_that_kills_trigger_too_late_is_refused():
+    # task_303's second wave once rose when all three first skeletons were down: the third kill met the old
+    # objective in the round it fired the change (a kill had already dropped the bones asked for), and the
+    # verifier passes at that round's end, before a change takes effect. Two fighters make at most two kills
+    # a round, so only a change fired by the first of three kills comes in time.
+    raw = yaml.safe_load(Path(find_task("task_303_goldfield_restless_dead").path).read_text(encoding="utf-8"))
+    assert not validate_task(parse_task(raw, "task_303.yaml", "task_303"))
+    for e in raw["events"]:
+        if e.get("when", {}).get("killed"):
+            e["when"]["count"] = 3
+    problems = validate_task(parse_task(raw, "task_303.yaml", "task_303"))
+    [late] = [p for p in problems if "too late" in p.message]
+    i = next(i for i, e in enumerate(raw["events"]) if e["id"] == "more_dead")
+    assert late.field == f"events[{i}].when.count"
+    assert "the old 3 skeleton kills" in late.message and "by kill number 1 at the latest" in late.fix

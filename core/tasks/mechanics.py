@@ -152,7 +152,38 @@ def _objective_change_problems(task: "Task", f: str, e: EventSpec) -> list[Probl
         return [Problem(f"{f}.set", f"the changed '{spec.check}' check is not valid: "
                         + "; ".join(f"{'.'.join(map(str, er['loc']))}: {er['msg']}" for er in exc.errors()),
                         f"set only parameters of '{spec.check}' ({', '.join(check.params.model_fields)})")]
-    return []
+    return _preempted_by_kills(task, f, e, spec)
+
+
+def _preempted_by_kills(task: "Task", f: str, e: EventSpec, spec: Any) -> list[Problem]:
+    """A change of a ``kills`` check that kills of the same mob trigger comes too late when the old count can be
+    reached in the round of the trigger's last kill: the verifier passes at that round's end, and the change
+    takes effect only from the next round. Each player kills at most one mob a round. (task_303: the second
+    wave rose when three of three skeletons were down, so the third kill won, once a kill had dropped the
+    bones asked for.)"""
+    trigger = e.when
+    p = spec.params
+    if (trigger is None or trigger.killed is None or "#" in trigger.killed or spec.check != "kills"
+            or p.get("mob") != trigger.killed):
+        return []
+    if p.get("agent"):
+        killers = 1
+    elif p.get("agents"):
+        killers = len(p["agents"])
+    elif p.get("role"):
+        killers = sum(1 for a in task.agents if a.role == p["role"])
+    else:
+        killers = len(task.agents)
+    old = int(p.get("count", 1))
+    if old - trigger.count + 1 > killers:
+        return []
+    safe = old - killers
+    return [Problem(f"{f}.when.count", (
+        f"the change comes too late: the old {old} {trigger.killed} kills can all be made in the round of the "
+        f"kill that fires it (kill number {trigger.count}; {killers} players kill, one mob each a round), and the "
+        "verifier passes at that round's end, before the change takes effect"),
+        f"trigger it by kill number {safe} at the latest" if safe >= 1
+        else "trigger it on something that comes before the kills (a place, a checkpoint), or ask for more kills")]
 
 
 def mechanics_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
