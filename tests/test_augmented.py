@@ -19,6 +19,7 @@ import yaml
 from agentworld.core.runs.augment import (HERE_LINE, MARGIN, SOURCE_LINE, ModelProposer, dump_task, generate,
                                           write_suite)
 from agentworld.core.runs.fastest import fastest_known
+from agentworld.core.runs.pilots import task_digest
 from agentworld.core.runs.prove import BUDGET_RATIO, prove_task
 from agentworld.core.runs.replays import play
 from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates, reparse
@@ -249,6 +250,26 @@ def test_generation_keeps_the_hardest_proven_variant_and_is_deterministic(tmp_pa
     assert yaml.safe_load(text)["id"] == kept.task.id
     (again,) = generate([source])  # the same main task gives the same file
     assert dump_task(again) == text
+
+
+def test_a_pilot_win_on_the_same_variant_lowers_its_budget_to_the_ratio_and_no_further(tmp_path: Path):
+    # pilots beat the compressed plans (aug_526: 28 rounds against 38), so a variant's budget follows a faster
+    # win on that very content; never below what its reference plan needs with the margin
+    source = find_task("task_44_oakridge_wolves")
+    (kept,) = generate([source])
+    least = max(25, math.ceil(rounds_needed(kept.task.reference_solution) * MARGIN))
+    assert kept.task.rounds > least  # the budget leaves room: a pilot's win can take it back
+    digest = task_digest(kept.task.raw)
+    quick = least // 2  # a win that would put the budget under the plan's need
+    (capped,) = generate([source], piloted={kept.task.id: (digest, quick)})
+    assert capped.task.rounds == least
+    near = kept.fastest - 1  # a win one round under the compressed plan: the ratio binds, if under the budget
+    (ratio,) = generate([source], piloted={kept.task.id: (digest, near)})
+    assert ratio.task.rounds == min(kept.task.rounds, max(least, math.floor(BUDGET_RATIO[1] * near)))
+    (other,) = generate([source], piloted={kept.task.id: ("another version", quick)})
+    assert other.task.rounds == kept.task.rounds  # a pilot of other content says nothing of this one
+    (slow,) = generate([source], piloted={kept.task.id: (digest, kept.fastest + 3)})
+    assert slow.task.rounds == kept.task.rounds  # a slower win does not raise or lower it
 
 
 def test_writing_the_suite_drops_orphans_and_keeps_a_models_proposal_of_a_live_task(tmp_path: Path):

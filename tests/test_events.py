@@ -133,7 +133,7 @@ def test_a_raider_nobody_has_seen_cannot_be_targeted_by_guessing_its_id():
     assert "it does not come back" in again.text
     w.end_round(2)  # the tick removes the dead raider: its id still answers that it is dead, not unknown
     later = call(w, "agent_3", "attack_entity", targetInstance=mid)
-    assert later.error == "invalid" and later.text == f"{mid} is dead; it does not come back."
+    assert later.error == "invalid" and later.text == f"Chicken {mid} is dead; it does not come back."
 
 
 def test_killing_a_raider_can_trigger_the_next_event():

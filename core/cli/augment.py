@@ -76,7 +76,7 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
                         con.print(f"  wrote {write_task(aug, out)}")
         con.print(f"{kept} of {len(sources) * proposals} proposals kept in {time.perf_counter() - t0:.0f} s")
         return
-    augmented = generate(sources, target=target, progress=progress, jobs=jobs)
+    augmented = generate(sources, target=target, progress=progress, jobs=jobs, piloted=_piloted())
     if not dry_run:
         try:  # --task replaces those tasks' variants only; a full run regenerates the folder
             (replace_variants if task_ids else write_suite)(augmented, out, sources)
@@ -92,6 +92,24 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
     if len(augmented) < wanted:
         con.print(f"[red]fewer than --target {wanted}[/red]: add recipes or main tasks")
         sys.exit(1)
+
+
+def _piloted() -> dict[str, tuple[str, int]]:
+    """variant id -> (content digest, rounds) of the fastest pilot win on each augmented task as it is now."""
+    from ..runs.pilots import default_pilots_dir, fastest_pilot, load_pilots, task_digest
+    from ..tasks.task import TaskError, load_suite
+
+    try:
+        variants = load_suite("augmented")
+    except TaskError:
+        return {}  # no augmented suite yet: nothing was piloted
+    pilots, _problems = load_pilots(default_pilots_dir(), {t.id: task_digest(t.raw) for t in variants})
+    out = {}
+    for t in variants:
+        best = fastest_pilot(pilots, t.id)
+        if best is not None:
+            out[t.id] = (task_digest(t.raw), best.record.rounds)
+    return out
 
 
 @hookimpl(trylast=True)  # after core/cli/tasks.py has added the `tasks` group

@@ -566,7 +566,9 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
             if self.mech is not None and target_instance in self.mech.gone:
                 # a raider killed in an earlier round is removed at the tick; "no mob with that id" read as a bad
                 # id to a player sent after it by a teammate (pilot of task_303), as a placed mob's answer does not
-                return engine_failure("invalid", f"{target_instance} is dead; it does not come back.")
+                kind = self._mob_types.get(target_instance.partition("#")[0])
+                name = f"{kind.name} {target_instance}" if kind is not None else target_instance
+                return engine_failure("invalid", f"{name} is dead; it does not come back.")
             return self._unknown_target(p, target_instance, "mob", "attack_entity")
         mt = mob.type
         self._mob_at(mob)  # a moving mob: where it stands now
