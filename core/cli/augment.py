@@ -96,20 +96,14 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
 
 def _piloted() -> dict[str, tuple[str, int]]:
     """variant id -> (content digest, rounds) of the fastest pilot win on each augmented task as it is now."""
-    from ..runs.pilots import default_pilots_dir, fastest_pilot, load_pilots, task_digest
+    from ..runs.pilots import default_pilots_dir, fastest_wins
     from ..tasks.task import TaskError, load_suite
 
     try:
         variants = load_suite("augmented")
     except TaskError:
         return {}  # no augmented suite yet: nothing was piloted
-    pilots, _problems = load_pilots(default_pilots_dir(), {t.id: task_digest(t.raw) for t in variants})
-    out = {}
-    for t in variants:
-        best = fastest_pilot(pilots, t.id)
-        if best is not None:
-            out[t.id] = (task_digest(t.raw), best.record.rounds)
-    return out
+    return {tid: (p.digest, p.record.rounds) for tid, p in fastest_wins(variants, default_pilots_dir()).items()}
 
 
 @hookimpl(trylast=True)  # after core/cli/tasks.py has added the `tasks` group

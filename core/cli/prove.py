@@ -108,17 +108,12 @@ def prove_cmd(task_ids: tuple[str, ...], all_tasks: bool, suite: str, random_see
 
 def _pilot_solutions(tasks: list, folder: Path | None) -> dict[str, tuple[int, str]]:
     """task id -> (rounds, folder name) of its fastest successful pilot on the task's current version."""
-    from ..runs.pilots import default_pilots_dir, fastest_pilot, load_pilots, task_digest
+    from ..runs.pilots import default_pilots_dir, fastest_wins
 
     if folder is not None and not folder.is_dir():
         raise click.BadParameter(f"{folder} is not a folder of pilot records", param_hint="--pilots")
-    pilots, _problems = load_pilots(folder or default_pilots_dir(), {t.id: task_digest(t.raw) for t in tasks})
-    out = {}
-    for t in tasks:
-        best = fastest_pilot(pilots, t.id)
-        if best is not None:
-            out[t.id] = (best.record.rounds, best.folder.name)
-    return out
+    wins = fastest_wins(tasks, folder or default_pilots_dir())
+    return {tid: (p.record.rounds, p.folder.name) for tid, p in wins.items()}
 
 
 def _print_tables(proofs: list, summary: dict, verbose: bool, wall: float, oracle_s: float):

@@ -158,6 +158,13 @@ def fastest_pilot(pilots: list[Pilot], task_id: str) -> Pilot | None:
     return min(won, key=lambda p: (p.record.rounds, p.folder.name), default=None)
 
 
+def fastest_wins(tasks: list[Any], folder: Path) -> dict[str, Pilot]:
+    """Task id -> its fastest successful vanilla pilot on the task as it is today (tasks without one are left
+    out); unreadable pilot folders are skipped here (``tasks calibration`` reports them)."""
+    pilots, _problems = load_pilots(folder, {t.id: task_digest(t.raw) for t in tasks})
+    return {t.id: best for t in tasks if (best := fastest_pilot(pilots, t.id)) is not None}
+
+
 # ---------------------------------------------------------------------------------------------------
 # recording
 # ---------------------------------------------------------------------------------------------------
