@@ -19,7 +19,7 @@ import yaml
 from agentworld.core.runs.augment import (HERE_LINE, MARGIN, SOURCE_LINE, ModelProposer, dump_task, generate,
                                           write_suite)
 from agentworld.core.runs.fastest import fastest_known
-from agentworld.core.runs.pilots import task_digest
+from agentworld.core.runs.pilots import play_digest
 from agentworld.core.runs.prove import BUDGET_RATIO, prove_task
 from agentworld.core.runs.replays import play
 from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates, reparse
@@ -259,7 +259,8 @@ def test_a_pilot_win_on_the_same_variant_lowers_its_budget_to_the_ratio_and_no_f
     (kept,) = generate([source])
     least = max(25, math.ceil(rounds_needed(kept.task.reference_solution) * MARGIN))
     assert kept.task.rounds > least  # the budget leaves room: a pilot's win can take it back
-    digest = task_digest(kept.task.raw)
+    digest = play_digest(kept.task.raw)
+    assert play_digest({**kept.task.raw, "rounds": kept.task.rounds + 9}) == digest  # flown under another budget
     quick = least // 2  # a win that would put the budget under the plan's need
     (capped,) = generate([source], piloted={kept.task.id: (digest, quick)})
     assert capped.task.rounds == least

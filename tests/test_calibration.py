@@ -38,14 +38,16 @@ def _record(episode: Path, pilots: Path, *args: str):
 
 
 def _fake(pilots: Path, name: str, task_id: str, *, success: bool, rounds: int, variant: str = "vanilla",
-          failure_class: str | None = None, stale: bool = False) -> None:
+          failure_class: str | None = None, stale: bool = False, budget: int | None = None) -> None:
     """A pilot folder written by hand (the table reads pilot.json and task.json only)."""
     task = find_task(task_id)
     folder = pilots / name
     folder.mkdir(parents=True)
     raw = dict(task.raw)
     if stale:
-        raw["rounds"] = raw["rounds"] + 7  # the task was revised after this pilot
+        raw["revised_after_the_pilot"] = True  # stands for any change of content (a brief, a check)
+    if budget is not None:
+        raw["rounds"] = budget  # played under another budget, the task otherwise as it is
     (folder / "task.json").write_text(json.dumps(raw, default=str), encoding="utf-8")
     (folder / "pilot.json").write_text(json.dumps({
         "task": task.id, "variant": variant, "seed": 0, "harness_commit": "abc1234", "harness_version": "0.3.0",
@@ -54,7 +56,7 @@ def _fake(pilots: Path, name: str, task_id: str, *, success: bool, rounds: int, 
 
 
 def test_the_shipped_pilot_records_are_valid_and_current():
-    pilots, problems = load_pilots(SHIPPED, {find_task(t).id: task_digest(find_task(t).raw)
+    pilots, problems = load_pilots(SHIPPED, {find_task(t).id: find_task(t).raw
                                              for t in (STAFF, "task_316_mirelight_flood")})
     assert problems == [] and len(pilots) >= 2
     assert all(not p.stale for p in pilots if p.record.task in ("task_01_staff", "task_316_mirelight_flood"))
@@ -150,10 +152,25 @@ def test_the_fastest_known_solution_takes_a_faster_current_pilot(tmp_path):
     task = find_task("task_44_oakridge_wolves")
     from agentworld.core.runs.fastest import Fastest
 
-    loaded, _ = load_pilots(pilots, {task.id: task_digest(task.raw)})
+    loaded, _ = load_pilots(pilots, {task.id: task.raw})
     rows = C.task_rows([task], {task.id: "main"}, loaded, {task.id: Fastest(task.id, 18, 17)})
     assert (rows[0]["fastest"], rows[0]["fastest_source"]) == (12, "pilot quick")  # the stale 5 does not count
     assert rows[0]["ratio"] == round(task.rounds / 12, 2) and rows[0]["budget_ok"] is False
+
+
+def test_a_win_under_another_budget_is_a_known_solution_but_not_a_current_pilot(tmp_path):
+    # a budget set from a pilot's win must not make that very win unknown: the world and the objective are
+    # the same, so the win still bounds the fastest; the team read another budget, so it is no pilot of today's
+    pilots = tmp_path / "pilots"
+    task = find_task("task_44_oakridge_wolves")
+    _fake(pilots, "flown", task.id, success=True, rounds=11, budget=task.rounds + 5)
+    from agentworld.core.runs.fastest import Fastest
+
+    loaded, _ = load_pilots(pilots, {task.id: task.raw})
+    assert loaded[0].stale and loaded[0].same_play
+    rows = C.task_rows([task], {task.id: "main"}, loaded, {task.id: Fastest(task.id, 18, 17)})
+    assert (rows[0]["fastest"], rows[0]["fastest_source"]) == (11, "pilot flown")
+    assert rows[0]["pilots"] == 0 and rows[0]["stale_pilots"] == 1
 
 
 def test_calibration_cli_json_and_table(tmp_path):

@@ -95,7 +95,8 @@ def augment_cmd(task_ids: tuple[str, ...], target: int, out: Path | None, model:
 
 
 def _piloted() -> dict[str, tuple[str, int]]:
-    """variant id -> (content digest, rounds) of the fastest pilot win on each augmented task as it is now."""
+    """variant id -> (digest without the budget, rounds) of the fastest pilot win on each augmented task as it
+    is now, its budget aside (``core/runs/pilots.play_digest``)."""
     from ..runs.pilots import default_pilots_dir, fastest_wins
     from ..tasks.task import TaskError, load_suite
 
@@ -103,7 +104,7 @@ def _piloted() -> dict[str, tuple[str, int]]:
         variants = load_suite("augmented")
     except TaskError:
         return {}  # no augmented suite yet: nothing was piloted
-    return {tid: (p.digest, p.record.rounds) for tid, p in fastest_wins(variants, default_pilots_dir()).items()}
+    return {tid: (p.play, p.record.rounds) for tid, p in fastest_wins(variants, default_pilots_dir()).items()}
 
 
 @hookimpl(trylast=True)  # after core/cli/tasks.py has added the `tasks` group

@@ -32,7 +32,7 @@ from ..tasks.augment import RECIPES, recipe_candidates, recipe_changes, reparse
 from ..tasks.plans import rounds_needed
 from ..tasks.task import Task, TaskError, validate_task, Problem
 from .fastest import fastest_known
-from .pilots import task_digest
+from .pilots import play_digest
 from .prove import BUDGET_RATIO, BUDGET_ROUNDS, TaskProof, WithoutAgent, play_policy, prove_task
 
 MODEL_ID = re.compile(r"_model\d+$")
@@ -132,7 +132,7 @@ def generate(main_tasks: Iterable[Task], target: int | None = None, *, recipes: 
     """One variant per main task (in the main suite's order), the hardest that proves (:func:`augment_one`);
     a task none of whose candidates is harder and proven gets none. ``target``: stop after that many.
     ``jobs`` > 1 works on that many tasks at once (the result is the same). ``piloted``: variant id ->
-    (content digest, rounds) of the fastest pilot win on a variant file (:func:`piloted_budget`)."""
+    (digest without the budget, rounds) of the fastest pilot win on a variant file (:func:`piloted_budget`)."""
     tasks = list(main_tasks)
     kept: list[Augmented] = []
     piloted = piloted or {}
@@ -175,7 +175,8 @@ def augment_one(t: Task, recipes: tuple[tuple[str, ...], ...] = RECIPES, *, prog
     """The hardest proven variant of ``t``: every recipe's first candidates are built and played eagerly
     (:func:`fastest_known`); those whose fastest known solution is longer than the main task's are proven
     hardest first (most rounds added), and the first that passes every proof is kept. A candidate a pilot
-    team won faster (``piloted``: the same content) gets its budget from that win (:func:`piloted_budget`)."""
+    team won faster (``piloted``: the same content, its budget aside) gets its budget from that win
+    (:func:`piloted_budget`)."""
     say = progress or (lambda *a: None)
     base = fastest_known(t).best
     if base is None:
@@ -201,7 +202,7 @@ def augment_one(t: Task, recipes: tuple[tuple[str, ...], ...] = RECIPES, *, prog
                 named = {**named, "rounds": budget}
                 cand = reparse(named, named["id"])
             flown = (piloted or {}).get(cand.id)
-            if flown is not None and flown[0] == task_digest(cand.raw) and flown[1] < found.best:
+            if flown is not None and flown[0] == play_digest(cand.raw) and flown[1] < found.best:
                 budget = piloted_budget(budget, flown[1], _least_budget(cand))
                 if budget != cand.rounds:
                     named = {**named, "rounds": budget}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .pilots import FAILURE_CLASSES, Pilot, fastest_pilot, load_pilots, task_digest
+from .pilots import FAILURE_CLASSES, Pilot, fastest_pilot, load_pilots
 from .prove import BUDGET_RATIO, BUDGET_ROUNDS
 
 PILOTED_MAX_AGENTS = 8  # tasks of up to 8 agents are piloted (issue 28, item 4)
@@ -170,7 +170,7 @@ def calibration(pilots_dir: Path, *, jobs: int = 1, with_fastest: bool = True) -
         for t in load_suite(suite, validate=False):
             suite_of[t.id] = suite
             tasks.append(t)
-    pilots, problems = load_pilots(pilots_dir, {t.id: task_digest(t.raw) for t in tasks})
+    pilots, problems = load_pilots(pilots_dir, {t.id: t.raw for t in tasks})
     piloted_ids = {p.record.task for p in pilots}
     shown = [t for t in tasks if suite_of[t.id] == "main" or t.id in piloted_ids]
     fastest = _fastest_of(shown, jobs) if with_fastest else {}

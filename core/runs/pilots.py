@@ -10,6 +10,12 @@ A pilot counts for the task version it ran on: :func:`task_digest` of the task i
 against the task file today. A task revised since (its budget, a brief, a check) makes the pilot **stale**:
 listed, never counted. The digest is of the task's content, not of its file's bytes: comments, layout and
 the ``design:`` label do not change it.
+
+A pilot's *win* says more than its version: it is a solution of the world and objective it played. A task
+whose budget alone changed since (:func:`play_digest`, the digest without the budget) is played the same, so
+the win still counts as the fastest known solution (:func:`fastest_pilot`); otherwise a budget set from a
+pilot's win would make that very win stale and the budget would no longer be 1.25x-1.6x of anything known.
+It does not count as a pilot of the task as it is: its team read another budget.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ FailureClass = Literal["system", "task", "agent"]
 FAILURE_CLASSES: tuple[str, ...] = ("system", "task", "agent")
 # fields of a task that do not change what is played or checked: a label, not the task's content
 _NOT_CONTENT = ("design",)
+# the budget: a win in N rounds is the same solution under any budget of N rounds or more
+_BUDGET = ("rounds", "max_action_steps")
 
 
 class PilotRecord(BaseModel):
@@ -76,6 +84,11 @@ def task_digest(raw: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def play_digest(raw: dict[str, Any]) -> str:
+    """:func:`task_digest` without the budget: the same for two versions of a task that differ only in it."""
+    return task_digest({k: v for k, v in raw.items() if k not in _BUDGET})
+
+
 def read_pilot(folder: Path) -> PilotRecord:
     """The folder's pilot.json, validated; PilotError names the file and field."""
     path = folder / PILOT_FILE
@@ -98,30 +111,43 @@ def read_pilot(folder: Path) -> PilotRecord:
         raise PilotError(f"{path}: " + "; ".join(problems)) from None
 
 
+def _played_task(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def recorded_digest(folder: Path, record: PilotRecord) -> str | None:
     """The digest of the task version the pilot ran on: its record's, else its task.json's."""
     if record.task_digest:
         return record.task_digest
-    path = folder / "task.json"
-    try:
-        return task_digest(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return None
+    played = _played_task(folder)
+    return None if played is None else task_digest(played)
 
 
 class Pilot:
     """One pilot folder, read: its record and whether it ran on the task as it is today."""
 
-    def __init__(self, folder: Path, record: PilotRecord, digest: str | None, current: str | None):
+    def __init__(self, folder: Path, record: PilotRecord, digest: str | None, current: dict[str, Any] | None):
         self.folder = folder
         self.record = record
         self.digest = digest
-        self.current = current  # the task's digest today (None: the task is no longer shipped)
+        # the task today (None: no longer shipped): its digest, and its digest without the budget
+        self.current = None if current is None else task_digest(current)
+        self._current_play = None if current is None else play_digest(current)
+        played = _played_task(folder)
+        self.play = None if played is None else play_digest(played)
 
     @property
     def stale(self) -> bool:
         """Ran on another version of the task (or one no longer shipped, or an unknown one)."""
         return self.current is None or self.digest != self.current
+
+    @property
+    def same_play(self) -> bool:
+        """Ran on the task as it is today but for its budget, perhaps (see the module's docstring)."""
+        return not self.stale or (self.play is not None and self.play == self._current_play)
 
     @property
     def used(self) -> float:
@@ -134,9 +160,9 @@ def default_pilots_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "pilots"
 
 
-def load_pilots(folder: Path, digests: dict[str, str]) -> tuple[list[Pilot], list[str]]:
+def load_pilots(folder: Path, tasks: dict[str, dict[str, Any]]) -> tuple[list[Pilot], list[str]]:
     """Every pilot under ``folder`` (one per sub-folder with a pilot.json), and the problems of those that
-    could not be read. ``digests``: task id -> its task_digest today."""
+    could not be read. ``tasks``: task id -> the task's content today (``Task.raw``)."""
     pilots: list[Pilot] = []
     problems: list[str] = []
     if not folder.is_dir():
@@ -147,21 +173,21 @@ def load_pilots(folder: Path, digests: dict[str, str]) -> tuple[list[Pilot], lis
         except PilotError as exc:
             problems.append(str(exc))
             continue
-        pilots.append(Pilot(sub, record, recorded_digest(sub, record), digests.get(record.task)))
+        pilots.append(Pilot(sub, record, recorded_digest(sub, record), tasks.get(record.task)))
     return pilots, problems
 
 
 def fastest_pilot(pilots: list[Pilot], task_id: str) -> Pilot | None:
-    """The fastest successful vanilla pilot of the task as it is today (None: none)."""
-    won = [p for p in pilots if p.record.task == task_id and p.record.success and not p.stale
+    """The fastest successful vanilla pilot of the task as it is today, its budget aside (None: none)."""
+    won = [p for p in pilots if p.record.task == task_id and p.record.success and p.same_play
            and p.record.variant == "vanilla"]
     return min(won, key=lambda p: (p.record.rounds, p.folder.name), default=None)
 
 
 def fastest_wins(tasks: list[Any], folder: Path) -> dict[str, Pilot]:
-    """Task id -> its fastest successful vanilla pilot on the task as it is today (tasks without one are left
-    out); unreadable pilot folders are skipped here (``tasks calibration`` reports them)."""
-    pilots, _problems = load_pilots(folder, {t.id: task_digest(t.raw) for t in tasks})
+    """Task id -> its fastest successful vanilla pilot on the task as it is today, its budget aside (tasks
+    without one are left out); unreadable pilot folders are skipped here (``tasks calibration`` reports them)."""
+    pilots, _problems = load_pilots(folder, {t.id: t.raw for t in tasks})
     return {t.id: best for t in tasks if (best := fastest_pilot(pilots, t.id)) is not None}
 
 
