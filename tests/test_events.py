@@ -389,3 +389,19 @@ def test_a_change_that_kills_trigger_too_late_is_refused():
     i = next(i for i, e in enumerate(raw["events"]) if e["id"] == "more_dead")
     assert late.field == f"events[{i}].when.count"
     assert "the old 3 skeleton kills" in late.message and "by kill number 1 at the latest" in late.fix
+
+
+def test_a_later_change_is_measured_against_the_count_an_earlier_change_set():
+    # task_307's dead rise a third time at a later kill, after the first kill raised the order: that later
+    # change races the raised count, not the task's first one. task_303 asks 3, then 5 from the first kill.
+    raw = yaml.safe_load(Path(find_task("task_303_goldfield_restless_dead").path).read_text(encoding="utf-8"))
+
+    def with_third_wave(at_kill: int) -> list:
+        events = [*raw["events"], {"id": "third_wave", "when": {"killed": "skeleton", "count": at_kill},
+                                   "do": "change_objective", "check": "the risen dead", "set": {"count": 7},
+                                   "tell": ["gravekeeper"], "message": "Two more rose at the barrows."}]
+        return validate_task(parse_task({**raw, "events": events}, "task_303.yaml", "task_303"))
+
+    assert not [p for p in with_third_wave(3) if "too late" in p.message]  # 5 kills: two rounds after kill 3
+    [late] = [p for p in with_third_wave(4) if "too late" in p.message]
+    assert "the old 5 skeleton kills" in late.message and "by kill number 3 at the latest" in late.fix

@@ -174,7 +174,7 @@ def _preempted_by_kills(task: "Task", f: str, e: EventSpec, spec: Any) -> list[P
         killers = sum(1 for a in task.agents if a.role == p["role"])
     else:
         killers = len(task.agents)
-    old = int(p.get("count", 1))
+    old = _kills_in_force(task, e, spec, killers)
     if old - trigger.count + 1 > killers:
         return []
     safe = old - killers
@@ -184,6 +184,20 @@ def _preempted_by_kills(task: "Task", f: str, e: EventSpec, spec: Any) -> list[P
         "verifier passes at that round's end, before the change takes effect"),
         f"trigger it by kill number {safe} at the latest" if safe >= 1
         else "trigger it on something that comes before the kills (a place, a checkpoint), or ask for more kills")]
+
+
+def _kills_in_force(task: "Task", e: EventSpec, spec: Any, killers: int) -> int:
+    """The count the check asks for when ``e``'s trigger fires: its own, or what an earlier change triggered by
+    fewer kills of the same mob set, if that change is surely in force by then (made ``killers`` kills or more
+    before, so in an earlier round). task_307: the dead rise again at the fourth kill, after the first made
+    the order 6."""
+    count = int(spec.params.get("count", 1))
+    earlier = [o for o in task.mechanics.events if o is not e and o.do == "change_objective" and o.when is not None
+               and o.when.killed == e.when.killed and o.when.count + killers <= e.when.count
+               and check_index(task, o.check) == check_index(task, e.check) and "count" in (o.set or {})]
+    for o in sorted(earlier, key=lambda o: o.when.count):
+        count = int(o.set["count"])
+    return count
 
 
 def mechanics_problems(task: "Task", w: "WorldIndex") -> list[Problem]:
