@@ -28,6 +28,17 @@ def test_kill_gives_loot_kill_effect_xp_and_respawns_later():
     assert w.attack_entity("a", "chicken#1").ok
 
 
+def test_teammates_who_see_a_kill_are_told_who_made_it_and_others_are_not():
+    # pilots read a mob gone from Nearby as maybe walked off, and attacked ones a teammate had already killed
+    w = make_world(players=[spec("a", "a", 4, 4, skills=FIGHTER, equipment=["copper_sword"]),
+                            spec("b", "b", 6, 6), spec("c", "c", 25, 26)])
+    assert w.attack_entity("a", "chicken#1").ok
+    x, y = w.mobs["chicken#1"].x, w.mobs["chicken#1"].y
+    assert w.observe("b").notes == [f"a killed Chicken chicken#1 at ({x},{y}) in round {w.round}."]
+    assert not any("killed" in n for n in w.observe("c").notes)  # out of view: sees nothing of it
+    assert not any("killed" in n for n in w.observe("a").notes)  # the killer has its own result
+
+
 def test_attack_walks_to_the_mob_and_fails_cleanly():
     w = make_world(players=[spec("a", "a", 10, 10, skills=FIGHTER)])
     r = w.attack_entity("a", "goblin#1")

@@ -256,7 +256,7 @@ async def test_no_documentation_removes_guides():
     t = staff()
     ep, team = await play(t, "no_documentation", rounds=1)
     prompt = team.turns[0].system_prompt
-    assert "# Guide" not in prompt and "You are the team's lumberjack" not in prompt
+    assert "# Your part" not in prompt and "You are the team's lumberjack" not in prompt
     assert "Recipes:" not in prompt and t.objectives.primary in prompt
     ep, team = await play(t, "vanilla", rounds=1)
     assert "You are the team's lumberjack" in team.turns[0].system_prompt and "Recipes:" in team.turns[0].system_prompt

@@ -88,6 +88,7 @@ class CombatMixin:
             eff.kills.append(Kill(mob=mt.key, instance=mob.id, level=mt.level, by=p.agent_id))
             loot = self._roll_loot(p, mob, eff)
             lines.append(f"You killed it. Loot: {loot}.")
+            self._tell_witnesses(p, mob, mt.name)
         else:
             if mob.hp < mt.hp:
                 self.wounded[mob.id] = mob
@@ -106,6 +107,14 @@ class CombatMixin:
             lines.append(f"Your HP: {p.hp}/{self._max_hp(p)}.")
         lines.append(self._xp_text(eff))
         return engine_result(" ".join(s for s in lines if s), effects=eff)
+
+    def _tell_witnesses(self, killer: Player, mob: MobState, name: str) -> None:
+        """Teammates who have the mob in view see it fall, and by whose hand: pilots read a mob gone from Nearby
+        as maybe walked off, and spent actions attacking one a teammate had killed before their turn."""
+        vr = self.rules.view_radius
+        for q in self.players.values():
+            if q is not killer and q.active and q.alive and abs(q.x - mob.x) + abs(q.y - mob.y) <= vr:
+                q.notes.append(f"{killer.username} killed {name} {mob.id} at ({mob.x},{mob.y}) in round {self.round}.")
 
     def _roll_loot(self, p: Player, mob: MobState, eff: Effects) -> str:
         got: dict[str, int] = {}
