@@ -119,6 +119,17 @@ def test_an_observation_after_the_end_says_the_episode_is_over_and_shows_no_roun
     assert "Round" not in text and "actions left" not in text
 
 
+def test_a_lost_episode_says_which_checks_fell_short():
+    # pilots read "checkpoints 2/3" and could not tell which part of the objective they had missed
+    from agentworld.core.play.records import EpisodeOutcome
+
+    lost = EpisodeOutcome(success=False, end_reason="round_budget", rounds=31, checkpoints_passed=2,
+                          checkpoints_total=3, psr=0.0, message="the watch's order: 4/5, the post kept: 1/1")
+    assert lost.text().endswith("the round budget is used up (the checks: the watch's order: 4/5, the post kept: 1/1)")
+    won = lost.model_copy(update={"success": True, "end_reason": "verifier_passed", "psr": 1.0})
+    assert won.text().endswith("it ended in round 31: the verifier passed")  # a win needs no list
+
+
 def brief(task):
     return team_briefs(task, make_rules(task))["agent_1"].render()
 

@@ -178,8 +178,11 @@ class EpisodeOutcome(BaseModel):
 
     def text(self) -> str:
         verdict = "success" if self.success else "not solved"
+        # a lost team is told which checks held and which fell short: pilots read "checkpoints 2/3" and could
+        # not tell which of the objective's parts they had missed
+        checks = f" (the checks: {self.message})" if not self.success and self.message else ""
         return (f"{verdict}, checkpoints {self.checkpoints_passed}/{self.checkpoints_total} (PSR {self.psr:.2f}); "
-                f"it ended in round {self.rounds}: {END_REASON_TEXT.get(self.end_reason, self.end_reason)}")
+                f"it ended in round {self.rounds}: {END_REASON_TEXT.get(self.end_reason, self.end_reason)}{checks}")
 
 
 class EpisodeResult(BaseModel):
