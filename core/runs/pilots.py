@@ -112,32 +112,25 @@ def read_pilot(folder: Path) -> PilotRecord:
 
 
 def _played_task(folder: Path) -> dict[str, Any] | None:
+    """The task as the pilot ran it (its task.json; None when missing or unreadable)."""
     try:
         return json.loads((folder / "task.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def recorded_digest(folder: Path, record: PilotRecord) -> str | None:
-    """The digest of the task version the pilot ran on: its record's, else its task.json's."""
-    if record.task_digest:
-        return record.task_digest
-    played = _played_task(folder)
-    return None if played is None else task_digest(played)
-
-
 class Pilot:
     """One pilot folder, read: its record and whether it ran on the task as it is today."""
 
-    def __init__(self, folder: Path, record: PilotRecord, digest: str | None, current: dict[str, Any] | None):
+    def __init__(self, folder: Path, record: PilotRecord, played: dict[str, Any] | None,
+                 current: tuple[str, str] | None):
         self.folder = folder
         self.record = record
-        self.digest = digest
-        # the task today (None: no longer shipped): its digest, and its digest without the budget
-        self.current = None if current is None else task_digest(current)
-        self._current_play = None if current is None else play_digest(current)
-        played = _played_task(folder)
+        # the version it ran on (its record's digest, else its task.json's), and that without the budget
+        self.digest = record.task_digest or (None if played is None else task_digest(played))
         self.play = None if played is None else play_digest(played)
+        # the task today (None: no longer shipped): its digest, and its digest without the budget
+        self.current, self._current_play = current if current is not None else (None, None)
 
     @property
     def stale(self) -> bool:
@@ -167,13 +160,14 @@ def load_pilots(folder: Path, tasks: dict[str, dict[str, Any]]) -> tuple[list[Pi
     problems: list[str] = []
     if not folder.is_dir():
         return pilots, problems
+    today = {tid: (task_digest(raw), play_digest(raw)) for tid, raw in tasks.items()}
     for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
         try:
             record = read_pilot(sub)
         except PilotError as exc:
             problems.append(str(exc))
             continue
-        pilots.append(Pilot(sub, record, recorded_digest(sub, record), tasks.get(record.task)))
+        pilots.append(Pilot(sub, record, _played_task(sub), today.get(record.task)))
     return pilots, problems
 
 
