@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .effects import Effects, HpChange, ItemDelta, Kill, Move, ToolResult, engine_result
 from . import stats
-from .engine_state import CELL, MobState, Player
+from .engine_state import CELL, MobState, Player, manhattan
 from .models import ItemStats
 from .roaming import advance, hold
 from .wording import tiles
@@ -113,7 +113,7 @@ class CombatMixin:
         as maybe walked off, and spent actions attacking one a teammate had killed before their turn."""
         vr = self.rules.view_radius
         for q in self.players.values():
-            if q is not killer and q.active and q.alive and abs(q.x - mob.x) + abs(q.y - mob.y) <= vr:
+            if q is not killer and q.active and q.alive and manhattan(q.x, q.y, mob.x, mob.y) <= vr:
                 q.notes.append(f"{killer.username} killed {name} {mob.id} at ({mob.x},{mob.y}) in round {self.round}.")
 
     def _roll_loot(self, p: Player, mob: MobState, eff: Effects) -> str:
