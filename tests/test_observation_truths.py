@@ -27,8 +27,8 @@ def test_inside_a_landmarks_radius_the_place_is_its_name():
 
 def test_just_outside_it_the_observation_says_how_far_the_landmark_is():
     obs = place_at(OAKRIDGE[0] + 9, OAKRIDGE[1])
-    assert obs.place == "9 tiles from Oakridge"
-    assert "(229,450)" in obs.render() and "9 tiles from Oakridge" in obs.render()
+    assert obs.place == "9 tiles from Oakridge's centre (220,450)"
+    assert "(229,450)" in obs.render() and "9 tiles from Oakridge's centre (220,450)" in obs.render()
 
 
 def test_far_from_every_landmark_no_place_is_named():

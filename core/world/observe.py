@@ -300,7 +300,7 @@ class ObservationMixin:
     def _where_name(self, x: int, y: int) -> str | None:
         """What an observation calls the place at (x, y): the landmark whose radius covers it; else, in an area
         named by one landmark (an island, a cave), that landmark and how far its centre is; else "N tiles from"
-        the nearest landmark within NEAR_PLACE of its radius. A guide may accept more than a landmark's radius
+        the nearest landmark's centre within NEAR_PLACE of its radius. A guide may accept more than a landmark's radius
         (within 10 of Oakridge's centre, whose radius is 8): the distance lets a player at 9 tiles see it is there.
         And a player at the Palm Isle ferry landing, told only "Jungle", could not tell it was on Palm Isle."""
         name = self._place_name(x, y)
@@ -313,8 +313,13 @@ class ObservationMixin:
         for lm in self.data.landmarks:
             d = _dist(x, y, lm.x, lm.y)
             if d <= lm.radius + NEAR_PLACE and (best is None or (d, lm.key) < best[0]):
-                best = ((d, lm.key), lm.name)
-        return f"{tiles(best[0][0])} from {best[1]}" if best else None
+                best = ((d, lm.key), lm)
+        if best is None:
+            return None
+        # the centre is named: a quartermaster 4 tiles from its post read "8 tiles from Sunscar Outpost" and took
+        # it for its distance from the post it was told, (582,620), not from the place's centre (580,618)
+        lm = best[1]
+        return f"{tiles(best[0][0])} from {lm.name}'s centre ({lm.x},{lm.y})"
 
     def _landmark_name(self, key: str | None) -> str | None:
         if not key:
