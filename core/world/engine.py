@@ -1114,8 +1114,12 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         example = {"resource": "oak_tree#12", "mob": "goblin#3", "ground_item": "ground#4"}[wanted]
         near = [e.id for e in self._nearby_of_kind(p, wanted)][:5]
         seen = f" Nearby now: {', '.join(near)}." if near else f" Nothing of that kind is within {self.rules.view_radius} tiles."
-        return engine_failure("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r}. {tool} takes an id "
-                                                f"from the Nearby list of your observation (for example '{example}').{seen}")
+        # "No mob with id X" read as untrue to a fighter whose guessed id named a ghoul 13 tiles off that nobody had
+        # seen yet (pilot of task_311): such a raider answers as an id that does not exist, and the text says both
+        unseen = "; a mob that rose where nobody of the team has looked yet cannot be named" if wanted == "mob" else ""
+        return engine_failure("unknown_target", f"No {wanted.replace('_', ' ')} with id {target!r} that you can target. "
+                                                f"{tool} takes an id from the Nearby list of your observation or one a "
+                                                f"teammate has had in view (for example '{example}'){unseen}.{seen}")
 
     def _nearby_of_kind(self, p: Player, kind: str) -> list[Any]:
         vr = self.rules.view_radius
