@@ -110,6 +110,27 @@ def test_a_heavy_load_moves_only_when_k_players_pick_it_up_in_the_same_round():
     assert not any("was lifted" in n for n in w.observe("agent_3").notes)
 
 
+def test_a_heavy_loads_row_says_who_holds_it_this_round():
+    # a porter who reached the wagon after its partner's hold could not tell the hold was there, and lifted in the
+    # next round alone: a round lost (pilot of task_319). The row names this round's holders, and only this round's.
+    task = task_with(joint_actions=[{"kind": "heavy_load", "item": "ancient_relic", "k": 3,
+                                     "at": {"x": 451, "y": 399}}])
+    w = world_of(task)
+
+    def load_row(agent):
+        return next(e for e in w.observe(agent).nearby if e.kind == "ground_item")
+
+    assert "held this round" not in load_row("agent_2").note
+    call(w, "agent_1", "pickup_resource", targetInstance="load#1")
+    holder = w.players["agent_1"].username
+    assert load_row("agent_2").note.endswith(f"; held this round by {holder} (1 of 3)")
+    call(w, "agent_2", "pickup_resource", targetInstance="load#1")
+    names = ", ".join(w.players[a].username for a in ("agent_1", "agent_2"))
+    assert load_row("agent_3").note.endswith(f"; held this round by {names} (2 of 3)")
+    w.end_round(1)  # the holds end with the round, and so does the note
+    assert "held this round" not in load_row("agent_3").note
+
+
 def test_a_joint_action_with_too_few_agents_is_refused():
     with pytest.raises(TaskError) as err:
         task_with(joint_actions=[{"kind": "guarded_mob", "mob": COW, "k": 4}])

@@ -637,9 +637,17 @@ class Mechanics:
         return f"; guarded: hurt only in a round in which {k} players attack it" if k else ""
 
     def load_note(self, ground_id: str) -> str:
-        """What a heavy load's Nearby row adds."""
+        """What a heavy load's Nearby row adds: how many hands it takes, and who holds it this round (a porter who
+        arrived after its partner's hold could not tell and lifted alone, a round lost: pilot of task_319)."""
         k = self.loads.get(ground_id)
-        return f"; heavy: {k} players must pick it up in the same round" if k else ""
+        if not k:
+            return ""
+        note = f"; heavy: {k} players must pick it up in the same round"
+        got = self._together.get(ground_id)
+        if got is not None and got[0] == self.w.round and got[1]:
+            names = ", ".join(self.w.players[a].username for a in got[1])
+            note += f"; held this round by {names} ({len(got[1])} of {k})"
+        return note
 
     def portal_note(self, key: str, returning: bool = False) -> str:
         """What a portal end's Nearby row adds: closed, when a scheduled departure leaves, a gate to hold."""

@@ -215,8 +215,8 @@ class ObservationMixin:
         if kind in ("resource", "mob"):  # depleted or dead: the row counts the rounds until it is back
             back = None if ref.respawn_at is None else max(1, ref.respawn_at - self.round)
             k = (kind, eid, ref.x, ref.y, d, back)
-        elif kind == "ground_item":
-            k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d)
+        elif kind == "ground_item":  # (a heavy load's note says who holds it this round)
+            k = (kind, eid, ref.item, ref.count, ref.x, ref.y, d, self.mech.load_note(eid) if self.mech else "")
         elif kind == "portal" and self.mech is not None:  # a task's events may close it
             k = (kind, eid, d, self.mech.portal_note(ref.key, ref.returning))
         else:  # portals, stations and NPCs never change
