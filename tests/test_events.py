@@ -184,6 +184,18 @@ def test_a_finite_node_killed_by_an_event_shows_no_items_left():
     assert "exhausted" in row.note and "left" not in row.note
 
 
+def test_an_objective_change_reads_as_one_in_the_told_agents_observation():
+    # a pilot's forgemaster (aug_424) read the grown order as a plain "Note:" among hit and hand-over notes
+    events = [{"id": "bigger_order", "at_round": 2, "do": "change_objective", "check": "three staffs by the wizard",
+               "set": {"count": 4}, "tell": ["wizard"], "speaker": "A messenger",
+               "message": "The circle needs four staffs now, not three."}]
+    w = world_of(task_with(events=events))
+    w.end_round(1)
+    assert "Note: Your objective changed. A messenger (round 2): The circle needs four staffs now, not three." \
+        in w.observe("agent_3").render()
+    assert "objective changed" not in w.observe("agent_1").render()
+
+
 def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_it():
     events = [{"id": "bigger_order", "when": {"holds": "stick", "count": 2, "by": "wizard"}, "do": "change_objective",
                "check": "three staffs by the wizard", "set": {"count": 4}, "tell": ["wizard"],

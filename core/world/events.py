@@ -514,7 +514,8 @@ class Mechanics:
             ref = e.check
             merged = {**self.check_overrides.get(ref, {}), **(e.set or {})}  # type: ignore[arg-type]
             self.check_overrides[ref] = merged  # type: ignore[index]
-            note = f"{e.speaker or 'News'} (round {rnd}): {e.message}"
+            # marked as what it is: pilots read a plain line among the hit and hand-over notes as easy to miss
+            note = f"Your objective changed. {e.speaker or 'News'} (round {rnd}): {e.message}"
             told = []
             for a in e.tell:
                 aid = w.by_username.get(a, a)
