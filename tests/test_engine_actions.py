@@ -243,7 +243,10 @@ def test_pickup_ground_items_after_death_drop():
     w.rules = w.rules.model_copy(update={"aggro": False})  # the walk to the items passes the wolf (tested apart)
     r = w.pickup_resource("b", gid)
     assert r.ok and r.effects.gained[0].source == f"pickup:{gid}" and w.player_state("b").count("logs") == 4
-    assert w.pickup_resource("b", gid).error == "unknown_target"
+    again = w.pickup_resource("b", gid)
+    # says where it went, not that no such item ever lay there
+    assert again.error == "unknown_target" and again.text.startswith(f"{gid} is no longer on the ground: b picked "
+                                                                      "up the last of the logs in round")
 
 
 def test_pickup_failures():

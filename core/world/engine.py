@@ -137,6 +137,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         self._player_cells = Cells(size=PLAYER_CELL)
         self.by_username: dict[str, str] = {}
         self.ground: GroundItems = GroundItems()
+        self.taken: dict[str, str] = {}  # ground id -> who picked the last of it up, and when (for a late pickup)
         self._ground_seq = 0
         self.depleted: dict[str, NodeState] = {}
         self.dead_mobs: dict[str, MobState] = {}
@@ -529,6 +530,11 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         if isinstance(p, ToolResult):
             return p
         g = self.ground.get(target_instance)
+        if g is None and target_instance in self.taken:
+            # a porter whose partner had already lifted the load this round read "No ground item with id ..." as
+            # if the load had never been there (pilot of task_319)
+            return engine_failure("unknown_target", f"{target_instance} is no longer on the ground: "
+                                                    f"{self.taken[target_instance]}.")
         if g is None:
             return self._unknown_target(p, target_instance, "ground_item", "pickup_resource")
         room = p.inv.room_for(g.item, g.count)
@@ -547,6 +553,7 @@ class EmbeddedWorld(CombatMixin, ObservationMixin, World):
         g.count -= added
         if g.count <= 0:
             del self.ground[g.id]
+            self.taken[g.id] = f"{p.username} picked up the last of the {g.item} in round {self.round}"
         eff.gained.append(ItemDelta(agent=p.agent_id, item=g.item, count=added, source=f"pickup:{g.id}"))
         why = f"carry limit of {p.inv.limit} items reached" if p.inv.limit and p.inv.carry_room() == 0 else "inventory full"
         rest = f" {g.count} left on the ground ({why})." if g.count > 0 else ""
