@@ -75,3 +75,10 @@ def goblin_row(rules=None):
 def test_a_mob_is_called_aggressive_only_where_mobs_attack_unprovoked():
     assert "aggressive (range 3)" in goblin_row().note
     assert "aggressive" not in goblin_row({"aggro": False}).note
+
+
+def test_the_skills_line_says_the_skills_it_does_not_list_are_level_1():
+    # two pilots (a forester, a woodcutter) read a skill missing from the line as one they did not have
+    line = next(x for x in place_at(*OAKRIDGE).render().split("\n") if x.startswith("Skills:"))
+    assert line.startswith("Skills: health 10") and line.endswith("; every other skill level 1")
+    assert "crafting" not in line

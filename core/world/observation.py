@@ -123,7 +123,8 @@ class Observation(Record):
         nxt = self.xp_to_next
         lv = ", ".join(f"{k} {v}" + (f" ({nxt[k]} XP to {v + 1})" if k in nxt else "")
                        for k, v in sorted(self.skills.items()) if v > 1 or k in nxt)
-        out.append(f"Skills: {lv or 'all level 1'}")
+        # a skill at level 1 has no row: a woodcutter read a missing Crafting as "cannot saw plank" (Crafting 1)
+        out.append(f"Skills: {lv}; every other skill level 1" if lv else "Skills: all level 1")
         if self.equipment:
             out.append("Equipped: " + ", ".join(f"{slot}={name}" for slot, name in self.equipment.items()))
         inv = ", ".join(f"[{i.index}] {i.key} x{i.count}" + (f" ({i.slots} slots)" if i.slots else "")
