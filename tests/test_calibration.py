@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,27 @@ def test_calibration_cli_json_and_table(tmp_path):
     assert table.exit_code == 0 and "targets (issue 28)" in table.output and "not met" in table.output
     bad = CliRunner().invoke(calibration_cmd, ["--pilots", str(tmp_path / "nowhere")])
     assert bad.exit_code == 2 and "is not a folder" in bad.output
+
+
+def test_each_piloted_variant_is_set_beside_its_own_main_task(tmp_path):
+    # "harder" is judged on the same task with and without the variant's change, not only suite against suite
+    pilots = tmp_path / "pilots"
+    main, variant = find_task("task_218_northroad_cracked_furnace"), find_task("aug_218_northroad_cracked_furnace_lean_start")
+    _fake(pilots, "m", main.id, success=True, rounds=main.rounds - 6)
+    _fake(pilots, "v1", variant.id, success=True, rounds=variant.rounds - 2)
+    _fake(pilots, "v2", variant.id, success=False, rounds=variant.rounds, failure_class="agent")
+    _fake(pilots, "lone", "aug_424_goldfield_forge_tools_far_spawn_order_grows", success=True, rounds=28)  # main unpiloted
+    report = C.calibration(pilots, with_fastest=False)
+    paired = report["augmented_paired"]
+    (pair,) = paired["pairs"]
+    assert (pair["main"], pair["variant"]) == (main.id, variant.id)
+    assert (pair["main_sr"], pair["variant_sr"]) == (1.0, 0.5)
+    assert (pair["main_rounds"], pair["variant_rounds"]) == (main.rounds - 6, variant.rounds - 1)
+    assert (paired["main_sr"], paired["variant_sr"]) == (1.0, 0.5)
+    assert paired["median_rounds_added"] == variant.rounds - 1 - (main.rounds - 6)
+    used = statistics.median([round((variant.rounds - 2) / variant.rounds, 3), 1.0])
+    assert paired["median_used_added"] == round(round(used, 3) - round((main.rounds - 6) / main.rounds, 3), 3)
+    table = CliRunner().invoke(calibration_cmd, ["--pilots", str(pilots), "--no-fastest"])
+    assert table.exit_code == 0 and "1 pair(s): SR 100 % on the main tasks, 50 % on their variants" in table.output
+    assert C.paired([], [], {}) == {"pairs": [], "variant_sr": None, "main_sr": None, "median_rounds_added": None,
+                                     "median_used_added": None}

@@ -81,6 +81,7 @@ def _print(report: dict) -> None:
                   _pct(s["median_budget_used"]), _pct(s["all_failed_share"]),
                   f"{fc['system']} / {fc['task']} / {fc['agent']}")
     con.print(g)
+    _print_paired(con, report["augmented_paired"])
     tt = Table(title="targets (issue 28)")
     tt.add_column("target")
     tt.add_column("value")
@@ -106,6 +107,27 @@ def _print(report: dict) -> None:
         con.print(f"[red]unreadable pilot[/red] {escape(p)}", soft_wrap=True)
     if not report["with_fastest"]:
         con.print("(fastest known solutions skipped: --no-fastest)")
+
+
+def _print_paired(con, paired: dict) -> None:
+    """Each piloted variant beside its own main task: the sharper test of "harder" than the suite-wide SRs."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    if not paired["pairs"]:
+        return
+    t = Table(title="augmented variants beside their own main tasks (vanilla pilots, current versions)")
+    for h in ("variant", "SR (main → variant)", "median rounds", "budget", "median % budget"):
+        t.add_column(h)
+    for p in paired["pairs"]:
+        t.add_row(escape(p["variant"]), f"{_pct(p['main_sr'])} → {_pct(p['variant_sr'])}",
+                  f"{p['main_rounds']:g} → {p['variant_rounds']:g}", f"{p['main_budget']} → {p['variant_budget']}",
+                  f"{_pct(p['main_used'])} → {_pct(p['variant_used'])}")
+    con.print(t)
+    con.print(f"{len(paired['pairs'])} pair(s): SR {_pct(paired['main_sr'])} on the main tasks, "
+              f"{_pct(paired['variant_sr'])} on their variants; the variants' pilots took a median of "
+              f"{paired['median_rounds_added']:+g} rounds and {100 * paired['median_used_added']:+.0f} points of "
+              "the budget over their main tasks'")
 
 
 @click.command("record-pilot")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .augment import source_of
 from .pilots import FAILURE_CLASSES, Pilot, fastest_pilot, load_pilots
 from .prove import BUDGET_RATIO, BUDGET_ROUNDS
 
@@ -160,6 +161,37 @@ def _targets(main: list[dict[str, Any]], augmented: list[dict[str, Any]], by_cat
             for t in TARGETS]
 
 
+def paired(augmented: list[dict[str, Any]], main: list[dict[str, Any]], source_of: dict[str, str]) -> dict[str, Any]:
+    """Each piloted variant beside its own main task's pilots: the suite-wide SRs compare different tasks, and
+    with a main SR near 100 % one loss or win moves them; the same task with and without its change is the
+    sharper measure of "harder". Per pair the SR, the median rounds and the median share of the budget of the
+    vanilla pilots on the current versions; overall the pooled SRs of the pairs and the median of the
+    per-pair differences (variant minus main: rounds, share of its budget)."""
+    by_id = {r["task"]: r for r in main}
+    pairs = []
+    for v in augmented:
+        m = by_id.get(source_of.get(v["task"], ""))
+        if not v["pilots"] or m is None or not m["pilots"]:
+            continue
+        pairs.append({"variant": v["task"], "main": m["task"],
+                      "variant_sr": round(v["successes"] / v["pilots"], 3), "main_sr": round(m["successes"] / m["pilots"], 3),
+                      "variant_rounds": statistics.median(v["rounds_used"]), "main_rounds": statistics.median(m["rounds_used"]),
+                      "variant_used": round(statistics.median(v["budget_used"]), 3),
+                      "main_used": round(statistics.median(m["budget_used"]), 3),
+                      "variant_budget": v["budget"], "main_budget": m["budget"]})
+    def pooled(side: str) -> float | None:
+        rows = [by_id[p["main"]] if side == "main" else next(v for v in augmented if v["task"] == p["variant"])
+                for p in pairs]
+        n = sum(r["pilots"] for r in rows)
+        return round(sum(r["successes"] for r in rows) / n, 3) if n else None
+    return {
+        "pairs": pairs, "variant_sr": pooled("variant"), "main_sr": pooled("main"),
+        "median_rounds_added": statistics.median(p["variant_rounds"] - p["main_rounds"] for p in pairs) if pairs else None,
+        "median_used_added": round(statistics.median(p["variant_used"] - p["main_used"] for p in pairs), 3)
+        if pairs else None,
+    }
+
+
 def calibration(pilots_dir: Path, *, jobs: int = 1, with_fastest: bool = True) -> dict[str, Any]:
     """The whole table (see the module docstring) as one JSON-ready dict."""
     from ..tasks.task import load_suite
@@ -182,9 +214,10 @@ def calibration(pilots_dir: Path, *, jobs: int = 1, with_fastest: bool = True) -
     overall = _group(main)
     aug = _group(augmented)
     orphans = sorted({p.record.task for p in pilots} - set(suite_of))
+    sources = {t.id: source_of(Path(t.path)) for t in tasks if suite_of[t.id] == "augmented" and t.path}
     return {
         "pilots_dir": str(pilots_dir), "tasks": rows, "by_category": by_category, "overall": overall,
-        "augmented": aug, "targets": _targets(main, augmented, by_category, overall, aug),
+        "augmented": aug, "augmented_paired": paired(augmented, main, sources), "targets": _targets(main, augmented, by_category, overall, aug),
         # a pilot of a retired task is listed with the orphans, not counted again as a stale one
         "stale_pilots": sum(1 for p in pilots if p.stale and p.record.task in suite_of),
         "pilots_of_retired_tasks": orphans,
