@@ -334,3 +334,40 @@ def test_a_relayed_count_an_event_changed_is_stale_after_the_event():
     assert not knowledge_gaps([before], stale=stale)
     assert [(g.round, g.argument) for g in knowledge_gaps([before, after], stale=stale)] == [(4, "count")]
     assert not knowledge_gaps([before, after])  # without the event the relayed count still holds
+
+
+def test_kill_chance_counts_every_way_two_strikes_can_kill():
+    from itertools import product
+
+    from agentworld.core.world import stats
+
+    def brute(attack: int, hit: float, hp: int) -> float:  # every (hit?, damage) pair, the second only if alive
+        total = 0.0
+        for (h1, d1), (h2, d2) in product(product((True, False), range(1, attack + 1)), repeat=2):
+            p = ((hit if h1 else 1 - hit) * (hit if h2 else 1 - hit)) / attack ** 2
+            first = d1 if h1 else 0
+            total += p * (first >= hp or first + (d2 if h2 else 0) >= hp)
+        return total
+
+    for attack, hit, hp in ((12, 0.8, 15), (12, 0.8, 30), (3, 0.5, 4), (5, 0.95, 5), (12, 0.8, 25)):
+        assert stats.kill_chance(attack, hit, hp) == pytest.approx(brute(attack, hit, hp))
+    assert stats.kill_chance(12, 0.8, 25) == 0.0  # 2 x 12 < 25: two strikes cannot kill
+    assert 0.25 < stats.kill_chance(12, stats.hit_chance(32, 1), 15) < 0.26  # the golem and the 15-HP prospector
+
+
+def test_a_deadly_beast_on_a_walk_must_be_named_to_its_walker(tmp_path):
+    # task_14's prospector (15 HP) walks the shortest way west, past a rock golem whose two strikes kill it one
+    # pass in four: shipped, the quartermaster's survey and chat name it; without that the proof fails
+    raw = copy.deepcopy(find_task("task_14_prospector").raw)
+    assert _finding(prove_task(find_task("task_14_prospector"), **FAST), "warned of deadly beasts").ok
+    raw["agent_3"]["guideline"] = raw["agent_3"]["guideline"].split(" The shortest way")[0]
+    say = raw["reference_solution"]["agent_3"][0]
+    say["args"]["message"] = say["args"]["message"].split(" The way passes")[0]
+    unwarned = _finding(prove_task(load_task(_write(tmp_path, raw, "task_14_unwarned.yaml")), **FAST),
+                        "warned of deadly beasts")
+    assert not unwarned.ok
+    assert "prospector walks into rock_golem#2962's range" in unwarned.detail and "25%" in unwarned.detail
+    # a prospector with health enough to take both strikes needs no warning
+    raw["agent_2"]["skill_levels"] = {**raw["agent_2"].get("skill_levels", {}), "health": 4}
+    assert _finding(prove_task(load_task(_write(tmp_path, raw, "task_14_hardy.yaml")), **FAST),
+                    "warned of deadly beasts").ok

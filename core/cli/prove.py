@@ -19,7 +19,7 @@ from ..hookspecs import hookimpl
 
 COLUMNS = [("solvable", "solvable"), ("idle fails", "idle\nfails"), ("random fails", "random\nfails"),
            ("knowable", "know-\nable"), ("collaborative", "collab-\norative"), ("every agent needed", "all\nneeded"),
-           ("honest verifier", "honest\nverifier"), ("calibrated budget", "budget\ncalib.")]
+           ("honest verifier", "honest\nverifier"), ("warned of deadly beasts", "deadly\nbeasts\nwarned"), ("calibrated budget", "budget\ncalib.")]
 
 
 def _mark(ok: bool, warning: bool = False) -> str:

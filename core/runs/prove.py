@@ -43,7 +43,8 @@ from ..tasks.task import Task, WorldIndex, world_index
 from ..tasks.plans import action_steps
 
 FINDINGS = ("solvable", "idle fails", "random fails", "knowable", "collaborative", "every agent needed",
-            "honest verifier", "calibrated budget")  # in the order prove_task appends them
+            "honest verifier", "warned of deadly beasts", "calibrated budget")  # in the order prove_task appends them
+DEADLY = 0.05  # a walk whose stop can kill its walker from full HP this often must be warned of (see below)
 BUDGET_RATIO = (1.25, 1.6)  # budget / fastest known solution (issue 28, item 1)
 BUDGET_ROUNDS = (25, 55)
 DEFAULT_RANDOM_SEEDS = 5
@@ -465,6 +466,7 @@ def prove_task(task: Task, *, random_seeds: Iterable[int] = range(DEFAULT_RANDOM
     if necessity:
         _prove_every_agent_needed(task, proof, oracle)
     _prove_honest_verifier(task, proof, oracle, idle)
+    _prove_warned_of_deadly_beasts(task, proof, team)
     _prove_calibrated_budget(task, proof, team, pilot, strict_budget)
     proof.total_s = time.perf_counter() - t_start
     return proof
@@ -596,6 +598,53 @@ def _prove_honest_verifier(task: Task, proof: TaskProof, oracle: Any, idle: Any)
     detail = "; ".join(problems) or (f"{len(oracle.checkpoints) - len(guards)} progress checkpoints" +
                                      (f", {len(guards)} guard(s): {', '.join(guards)}" if guards else ""))
     proof.findings.append(Finding("honest verifier", not problems, detail))
+
+
+def _named(text: str, name: str) -> bool:
+    """Whether ``text`` names a mob kind (its name, or the last word's plural: "wolves", "rock golems")."""
+    low, name = text.lower(), name.lower()
+    last = name.split()[-1]
+    plurals = {last + "s", last + "es", last[:-1] + "ves" if last.endswith("f") else last + "s",
+               last[:-1] + "ies" if last.endswith("y") else last + "s"}
+    return name in low or any(" ".join([*name.split()[:-1], p]) in low for p in plurals)
+
+
+def _prove_warned_of_deadly_beasts(task: Task, proof: TaskProof, team: RecordingTeam) -> None:
+    """A walk the shortest way that an aggressive mob stops takes two strikes before its walker can act (the
+    engaging one and the end-of-round one). Where those can kill the walker from full HP (DEADLY or more, as
+    the task equips it), something it has read before that walk (its brief, its view, chat) names the beast:
+    otherwise a team loses a player to a coin it could not see. A pilot's prospector was struck dead so on the
+    way from Ironhold (2026-12-03); the oracle, on another seed, walked past."""
+    from ..world import stats
+
+    world = team.world
+    mobs, items = getattr(world, "mobs", None), getattr(world, "items", None)
+    if mobs is None or items is None:
+        proof.findings.append(Finding("warned of deadly beasts", True, "not measured: the world does not say",
+                                      warning=True))
+        return
+    read: dict[str, list[str]] = {}
+    by_turn = {(s.agent_id, s.round): s for s in team.seen}
+    problems, seen = [], set()
+    for c in team.calls:
+        s = by_turn.get((c.agent_id, c.round))
+        if s is not None and (c.agent_id, c.round) not in seen:
+            seen.add((c.agent_id, c.round))
+            read.setdefault(c.agent_id, []).extend([s.system_prompt, s.observation_text, *s.chat])
+        mob = mobs.get(c.engaged_by) if c.engaged_by else None
+        if mob is None:
+            continue
+        agent = task.agent(c.agent_id)
+        defence = agent.skills.get("defense", 1) + sum(items[e.item].stats.defense for e in agent.equipment
+                                                       if e.item in items)
+        hp = stats.max_hp(agent.skills.get("health", 1))
+        chance = stats.kill_chance(mob.type.attack, stats.hit_chance(mob.type.accuracy, defence), hp)
+        if chance >= DEADLY and not _named(" ".join(read.get(c.agent_id, [])), mob.type.name):
+            problems.append(f"{agent.username} walks into {c.engaged_by}'s range in round {c.round}, where its two "
+                            f"strikes kill a {hp}-HP walker {chance:.0%} of the time, and nothing it has read "
+                            f"names a {mob.type.name.lower()} (say where it stands in a brief or the plan's chat)")
+    proof.findings.append(Finding("warned of deadly beasts", not problems, "; ".join(problems) or
+                                  "no walk of the plan meets a beast that could kill its walker unwarned"))
 
 
 def _prove_calibrated_budget(task: Task, proof: TaskProof, team: RecordingTeam, pilot: tuple[int, str] | None,

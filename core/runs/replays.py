@@ -23,6 +23,7 @@ class CallRecord:
     ok: bool
     error: str | None
     text: str
+    engaged_by: str | None = None  # the aggressive mob whose range this call's walk entered and which stopped it
 
 
 class PlanBroken(BaseException):
@@ -64,7 +65,9 @@ class RecordingTeam(Team):
             return TurnOutcome(thinking="no action")
         tool, args = decision
         result = await turn.port.call(tool, args)
-        self.calls.append(CallRecord(turn.agent_id, turn.round, tool, dict(args), result.ok, result.error, result.text))
+        move = result.effects.move if result.effects is not None else None
+        self.calls.append(CallRecord(turn.agent_id, turn.round, tool, dict(args), result.ok, result.error, result.text,
+                                     move.engaged_by if move is not None else None))
         if self.minds is not None and not result.ok and tool != "complete" and turn.agent_id != self.skip:
             raise PlanBroken(f"{turn.agent_id} round {turn.round}: {tool} refused ({result.error})")
         return TurnOutcome(thinking=tool)

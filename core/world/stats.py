@@ -55,6 +55,26 @@ def hit_chance(attack: int, defence: int) -> float:
     return min(0.95, max(0.05, (attack + 8) / (attack + defence + 16)))
 
 
+def kill_chance(attack: int, hit: float, hp: int, strikes: int = 2) -> float:
+    """The chance that ``strikes`` strikes of a mob (each a hit with chance ``hit``, then 1..``attack``
+    damage, as ``Combat._strike`` rolls them) take a player from ``hp`` to 0. Two is what a walk stopped at a
+    mob's range takes before its walker can act again: the engaging strike and the end-of-round one."""
+    alive = {hp: 1.0}  # hp left -> chance
+    dead = 0.0
+    for _ in range(strikes):
+        nxt: dict[int, float] = {}
+        for left, pr in alive.items():
+            nxt[left] = nxt.get(left, 0.0) + pr * (1 - hit)
+            for dmg in range(1, max(1, attack) + 1):
+                q = pr * hit / max(1, attack)
+                if dmg >= left:
+                    dead += q
+                else:
+                    nxt[left - dmg] = nxt.get(left - dmg, 0.0) + q
+        alive = nxt
+    return dead
+
+
 def agent_max_hit(style_level: int, style_bonus: int) -> int:
     return 1 + max(0, style_level + style_bonus) // 3
 

@@ -196,6 +196,28 @@ def beasts_on(ways: list[list[Point]], skip: tuple[str, ...] = ()) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def beasts_at(ways: list[list[Point]], least_level: int = 0) -> str:
+    """The aggressive mobs of at least ``least_level`` that can reach the engine's shortest walk along each way,
+    each with its place and range, as words: "a rock golem (level 32, hits up to 12, strikes within 3 tiles)
+    at (460,214)"; "no beast" if none. For a brief whose reader must walk wide of one: the shortest walk
+    goes straight into its range, and two strikes in one round can kill a weak walker."""
+    found: dict[str, Any] = {}
+    for way in ways:
+        for start, goal in zip(way, way[1:]):
+            path = route(G, tuple(start), tuple(goal)) or []
+            for m in W.mobs:
+                t = W.mob_type(m.type)
+                if t.aggro_range > 0 and t.level >= least_level and m.id not in found \
+                        and any(dist(q, (m.x, m.y)) <= _reach(t) for q in path):
+                    found[m.id] = m
+    words = [f"{a(W.mob_type(m.type).name.lower())} (level {W.mob_type(m.type).level}, hits up to "
+             f"{W.mob_type(m.type).attack}, strikes within {W.mob_type(m.type).aggro_range} tiles) at ({m.x},{m.y})"
+             for m in sorted(found.values(), key=lambda m: (W.mob_type(m.type).level, m.id))]
+    if not words:
+        return "no beast"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 MOVE_TIP = f"move_character covers at most {MOVE} tiles of path per call; call it again to continue."
 GIVE_TIP = f"transfer_items(targetPlayer=USERNAME, itemKey=..., count=N) needs the two of you within {RULES.transfer_range} tiles."
 # roads named as the better way pass no camp, but a roaming mob knows no roads: say so wherever a brief names them

@@ -166,7 +166,7 @@ def node_named(node_id: str) -> Thing:
 
 
 HELPERS = {"node_ids": node_ids, "node_named": node_named, "node": node, "node_clear": node_clear, "node_far": node_far, "mob": mob, "mob_far": mob_far, "landmark": landmark, "station": station, "spot": spot, "spot_at": spot_at,
-           "recipe": A.recipe_text, "beasts_on": A.beasts_on, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
+           "recipe": A.recipe_text, "beasts_on": A.beasts_on, "beasts_at": A.beasts_at, "MOVE_TIP": A.MOVE_TIP, "GIVE_TIP": A.GIVE_TIP,
            "ROAM_TIP": A.ROAM_TIP}
 
 
