@@ -85,6 +85,38 @@ def test_the_turn_line_says_where_an_agent_acts_in_the_round(names, pos, text):
     assert turn_order_text(names, pos) == text
 
 
+def test_the_turn_line_says_who_has_left_and_why():
+    gone = ["prospector (died in round 20)"]
+    assert turn_order_text(["a", "b"], 1, gone) == ("you act 2nd of 2 this round; before you: a; out of the "
+                                                    "episode: prospector (died in round 20)")
+    assert turn_order_text(["a"], 0, gone) == "you are the only one left in play; out of the episode: prospector (died in round 20)"
+    many = [f"p{i} (died in round 3)" for i in range(8)]
+    assert turn_order_text(["a", "b"], 0, many).endswith("p5 (died in round 3), and 2 more")
+
+
+def test_a_teammate_who_leaves_is_named_in_everyone_elses_turn_line(tmp_path):
+    # a pilot's quartermaster could not tell a dead prospector from a silent one: the turn count only fell
+    task = find_task(STAFF_FILE)
+    seen = []
+
+    class LeaveFirst(PolicyTeam):
+        async def act(self, turn):
+            seen.append((turn.round, turn.agent_id, turn.observation_text.splitlines()[0]))
+            if turn.agent_id == "agent_1" and turn.round == 2:
+                return await turn.port.call("complete", {"response": "done"}) and None
+            return await super().act(turn)
+
+    asyncio.run(Episode(task, LeaveFirst(make_policy("idle", 0, task)), seed=0, out_dir=tmp_path).run())
+    lines = {(r, a): line for r, a, line in seen}
+    assert "out of the episode" not in lines[(2, "agent_1")]
+    # later in the same round the news is there already, beside the order the round began with
+    assert lines[(2, "agent_2")].endswith("you act 2nd of 3 this round; before you: lumberjack; after you: wizard; "
+                                          "out of the episode: lumberjack (declared its part done in round 2)")
+    assert lines[(3, "agent_2")].endswith("you act 1st of 2 this round; after you: wizard; out of the episode: "
+                                          "lumberjack (declared its part done in round 2)")
+    assert ("agent_1" not in {a for r, a, _ in seen if r > 2})
+
+
 def test_each_turn_shows_the_agents_place_in_this_rounds_order(tmp_path):
     task = find_task(STAFF_FILE)
     seen = []

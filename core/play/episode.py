@@ -52,6 +52,9 @@ Progress = Callable[[Any], Any]  # called with every event; a returned text asks
 
 
 _SECOND: list[Any] = [None, ""]  # the last whole second a timestamp was made in, and its text
+# how a teammate who has left reads in everyone's turn line (Episode._retire's reasons)
+LEFT_WORDS = {"completed": "declared its part done", "dead": "died", "max_action_steps": "used all its actions",
+              "left": "left"}
 _MILLIS = tuple(f".{ms:03d}+00:00" for ms in range(1000))  # a timestamp's tail after its second, per millisecond
 
 
@@ -455,6 +458,7 @@ class Episode:
         if self.variant.oracle_communication:  # the coordinator is the hub of all talk (play/coordinator.py)
             self.tools = hub_tools(self.tools, self.coordinator, self.usernames[self.coordinator])
         self.active: set[str] = set(self.agent_ids)
+        self._gone: list[str] = []  # who has left the episode, and why: "prospector (died in round 20)"
         self._order: list[str] = []  # the usernames in this round's turn order, and agent id -> place in it
         self._order_at: dict[str, int] = {}
         self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active, posts_of(self.task))
@@ -647,7 +651,7 @@ class Episode:
         obs.actions_left = self.task.max_action_steps - self.actions_used[agent_id]
         pos = self._order_at.get(agent_id)
         if pos is not None:  # (a player alone, or one whose turn is not in this round's order: no line)
-            obs.turn = turn_order_text(self._order, pos)
+            obs.turn = turn_order_text(self._order, pos, self._gone)
         if obs.last_result is None and agent_id in self.last_result:
             obs.last_result = self.last_result[agent_id].text
         if obs.notes and self._notes is not None:  # only NPC lines about the task (core/play/notes.py)
@@ -786,6 +790,7 @@ class Episode:
         if agent_id not in self.active:
             return
         self.active.discard(agent_id)
+        self._gone.append(f"{self.task.agent(agent_id).username} ({LEFT_WORDS.get(reason, reason)} in round {self.round})")
         if (st if st is not None else self.world.player_state(agent_id)).active:
             self.world.remove_player(agent_id, reason)
 

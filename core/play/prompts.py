@@ -148,13 +148,18 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def turn_order_text(names: "list[str]", pos: int) -> str | None:
+def turn_order_text(names: "list[str]", pos: int, gone: "list[str] | None" = None) -> str | None:
     """Where the agent at ``pos`` of this round's turn order (``names``, the usernames of the players in play
-    when the round began) acts: "you act 2nd of 3 this round; before you: lumberjack; after you: wizard". None
-    for a player alone."""
+    when the round began) acts: "you act 2nd of 3 this round; before you: lumberjack; after you: wizard", and
+    who is out of the episode (``gone``: "prospector (died in round 20)"), so that a teammate who died is not
+    taken for one who is silent. None for a player alone from the start."""
     n = len(names)
+    out = ""
+    if gone:
+        shown = ", ".join(gone[:TURN_NAMES])
+        out = f"; out of the episode: {shown}{f', and {len(gone) - TURN_NAMES} more' if len(gone) > TURN_NAMES else ''}"
     if n < 2:
-        return None
+        return f"you are the only one left in play{out}" if out else None
     text = f"you act {_ordinal(pos + 1)} of {n} this round"
     if pos:  # the nearest ones named (a crowd's line stays short: only TURN_NAMES on each side)
         shown = ", ".join(names[max(0, pos - TURN_NAMES):pos])
@@ -163,7 +168,7 @@ def turn_order_text(names: "list[str]", pos: int) -> str | None:
         after = n - 1 - pos
         shown = ", ".join(names[pos + 1:pos + 1 + TURN_NAMES])
         text += f"; after you: {shown}{f', then {after - TURN_NAMES} more' if after > TURN_NAMES else ''}"
-    return text
+    return text + out
 
 
 def render_user(observation_text: str, *, username: str, round: int, max_rounds: int) -> str:
