@@ -21,6 +21,8 @@
 - **honest verifier**: every checkpoint is achieved in the oracle run, and each one can fail: it is not
   achieved at the end of the idle run, or it is a guard (a constraint that can fail the task, never
   progress).
+- **warned of deadly beasts**: no walk of the plan is stopped by an aggressive mob whose two strikes can kill
+  the walker from full HP (``DEADLY`` or more of the time) unless the walker has read that beast's name first.
 - **calibrated budget**: the round budget is 1.25x to 1.6x the fastest known solution (the reference plan
   compressed, :mod:`.fastest`, or a faster successful pilot of the same task version, :mod:`.pilots`) and
   25 to 55 rounds (issue 28). Outside that it is a warning, or a failure with ``strict_budget``.
