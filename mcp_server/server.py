@@ -502,6 +502,8 @@ class EpisodeMcpServer:
             state["you"] = agent
             state["your_turn"] = state.get("agent_id") == agent and not state.get("call_made", False)
             state["active"] = self.tracker.is_active(agent) and not self.tracker.finished
+            if (why := (getattr(self.tracker.episode, "left", None) or {}).get(agent)) is not None:
+                state["left"] = why  # "you died in round 20": a seat that has left is told why, not only that
             state["episode"] = self.episode_state()
             if self.tracker.finished:
                 self.told.add(agent)

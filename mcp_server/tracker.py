@@ -335,8 +335,9 @@ class TurnTracker:
         """What an agent that has left is told while the episode still runs (by a call: ``call``, or a read)."""
         cur = self.current
         now = f"it is {self.username(cur.agent_id)}'s turn, round {cur.round}" if cur else "between turns"
-        text = (f"You have left the episode (completed, dead or out of action steps); you cannot act any more. "
-                f"The episode is still running ({now}).")
+        why = (getattr(self.episode, "left", None) or {}).get(agent_id)  # known once the episode has retired it
+        text = (f"You have left the episode ({why or 'completed, dead or out of action steps'}); "
+                f"you cannot act any more. The episode is still running ({now}).")
         if call:
             return text + " Your call was not executed; call again (it waits for the end) to learn how it ends."
         return text + " Read agentworld://turn, or call any tool (it waits for the end), to learn how it ends."

@@ -199,8 +199,10 @@ async def test_a_left_seat_is_told_it_left_while_the_episode_runs(tmp_path):
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await run
-    assert observation.startswith("You have left the episode") and "still running" in observation
+    assert observation.startswith("You have left the episode (you declared your part done in round 1)")
+    assert "still running" in observation
     assert turn["active"] is False and turn["episode"] == {"over": False}
+    assert turn["left"] == "you declared your part done in round 1"
 
 
 async def test_errors_are_one_line_and_name_the_fix(tmp_path):
@@ -330,7 +332,8 @@ async def test_max_wait_bounds_the_wait_for_the_end_after_leaving(tmp_path):
             await run
     assert code == 4, (out, err)
     assert "--- Your observation now ---\nYou have left the episode" in out and "still running" in out
-    assert out.rstrip().endswith("To learn how it ends: agentworld seat look (it waits for the end).")
+    assert out.rstrip().endswith("You have left the episode (you declared your part done in round 1). To learn "
+                                 "how it ends: agentworld seat look (it waits for the end).")
 
 
 def test_seat_is_a_registered_command():

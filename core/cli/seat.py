@@ -196,7 +196,8 @@ async def wait_for_turn(session: Any, max_wait: float | None, status: Any) -> di
 
 def waiting_text(state: dict[str, Any]) -> str:
     if state.get("active") is False:
-        return "you have left the episode: waiting for it to end"
+        why = f" ({state['left']})" if state.get("left") else ""
+        return f"you have left the episode{why}: waiting for it to end"
     if state.get("agent_id"):
         return f"waiting for your turn: it is {state.get('username')}'s turn (round {state.get('round')})"
     return "waiting for the episode to start (every external seat must connect)"
@@ -482,7 +483,9 @@ def next_step(state: dict[str, Any], target: Target) -> str:
     if state.get("your_turn"):
         return f"Your turn: agentworld seat call TOOL '{{...}}'{how}"
     if state.get("active") is False:
-        return f"You have left the episode. To learn how it ends: agentworld seat look{how} (it waits for the end)."
+        why = f" ({state['left']})" if state.get("left") else ""
+        return (f"You have left the episode{why}. To learn how it ends: agentworld seat look{how} (it waits for "
+                "the end).")
     return (f"Not your turn yet ({waiting_text(state)}). Run agentworld seat look{how} again to wait, or make "
             f"your call now: it waits for your turn.")
 

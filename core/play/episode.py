@@ -53,8 +53,8 @@ Progress = Callable[[Any], Any]  # called with every event; a returned text asks
 
 _SECOND: list[Any] = [None, ""]  # the last whole second a timestamp was made in, and its text
 # how a teammate who has left reads in everyone's turn line (Episode._retire's reasons)
-LEFT_WORDS = {"completed": "declared its part done", "dead": "died", "max_action_steps": "used all its actions",
-              "left": "left"}
+LEFT_WORDS = {"completed": ("declared its part done", "you declared your part done"), "dead": ("died", "you died"),
+              "max_action_steps": ("used all its actions", "you used all your actions"), "left": ("left", "you left")}
 _MILLIS = tuple(f".{ms:03d}+00:00" for ms in range(1000))  # a timestamp's tail after its second, per millisecond
 
 
@@ -458,7 +458,8 @@ class Episode:
         if self.variant.oracle_communication:  # the coordinator is the hub of all talk (play/coordinator.py)
             self.tools = hub_tools(self.tools, self.coordinator, self.usernames[self.coordinator])
         self.active: set[str] = set(self.agent_ids)
-        self._gone: list[str] = []  # who has left the episode, and why: "prospector (died in round 20)"
+        self.left: dict[str, str] = {}  # agent id -> why and when it left, as told to it: "you died in round 20"
+        self._gone: list[str] = []  # the same for the turn line, in the order they left: "prospector (died in round 20)"
         self._order: list[str] = []  # the usernames in this round's turn order, and agent id -> place in it
         self._order_at: dict[str, int] = {}
         self.gate = TurnGate(self.world, self.tools, lambda a: a in self.active, posts_of(self.task))
@@ -790,7 +791,9 @@ class Episode:
         if agent_id not in self.active:
             return
         self.active.discard(agent_id)
-        self._gone.append(f"{self.task.agent(agent_id).username} ({LEFT_WORDS.get(reason, reason)} in round {self.round})")
+        theirs, yours = LEFT_WORDS.get(reason, (reason, f"you left ({reason})"))
+        self.left[agent_id] = f"{yours} in round {self.round}"
+        self._gone.append(f"{self.task.agent(agent_id).username} ({theirs} in round {self.round})")
         if (st if st is not None else self.world.player_state(agent_id)).active:
             self.world.remove_player(agent_id, reason)
 
