@@ -94,42 +94,41 @@ def test_the_turn_line_says_who_has_left_and_why():
     assert turn_order_text(["a", "b"], 0, many).endswith("p5 (died in round 3), and 2 more")
 
 
-def test_a_teammate_who_leaves_is_named_in_everyone_elses_turn_line(tmp_path):
-    # a pilot's quartermaster could not tell a dead prospector from a silent one: the turn count only fell
+def _first_lines(tmp_path, policy: str, leaves: tuple[str, int] | None = None) -> dict[tuple[int, str], str]:
+    """(round, agent) -> the first line of what that turn showed, playing STAFF_FILE with ``policy``; ``leaves``:
+    (agent, round) where that agent calls complete instead."""
     task = find_task(STAFF_FILE)
-    seen = []
+    seen: dict[tuple[int, str], str] = {}
 
-    class LeaveFirst(PolicyTeam):
+    class Watch(PolicyTeam):
         async def act(self, turn):
-            seen.append((turn.round, turn.agent_id, turn.observation_text.splitlines()[0]))
-            if turn.agent_id == "agent_1" and turn.round == 2:
+            seen[(turn.round, turn.agent_id)] = turn.observation_text.splitlines()[0]
+            if leaves == (turn.agent_id, turn.round):
                 return await turn.port.call("complete", {"response": "done"}) and None
             return await super().act(turn)
 
-    asyncio.run(Episode(task, LeaveFirst(make_policy("idle", 0, task)), seed=0, out_dir=tmp_path).run())
-    lines = {(r, a): line for r, a, line in seen}
+    asyncio.run(Episode(task, Watch(make_policy(policy, 0, task)), seed=0, out_dir=tmp_path).run())
+    return seen
+
+
+def test_a_teammate_who_leaves_is_named_in_everyone_elses_turn_line(tmp_path):
+    # a pilot's quartermaster could not tell a dead prospector from a silent one: the turn count only fell
+    lines = _first_lines(tmp_path, "idle", leaves=("agent_1", 2))
     assert "out of the episode" not in lines[(2, "agent_1")]
     # later in the same round the news is there already, beside the order the round began with
     assert lines[(2, "agent_2")].endswith("you act 2nd of 3 this round; before you: lumberjack; after you: wizard; "
                                           "out of the episode: lumberjack (declared its part done in round 2)")
     assert lines[(3, "agent_2")].endswith("you act 1st of 2 this round; after you: wizard; out of the episode: "
                                           "lumberjack (declared its part done in round 2)")
-    assert ("agent_1" not in {a for r, a, _ in seen if r > 2})
+    assert "agent_1" not in {a for r, a in lines if r > 2}
 
 
 def test_each_turn_shows_the_agents_place_in_this_rounds_order(tmp_path):
+    lines = _first_lines(tmp_path, "oracle")
+    assert lines[(1, "agent_1")] == ("Round 1/25 | actions left 25 | you act 1st of 3 this round; after you: "
+                                     "woodworker, wizard")
+    assert lines[(1, "agent_2")].endswith("you act 2nd of 3 this round; before you: lumberjack; after you: wizard")
     task = find_task(STAFF_FILE)
-    seen = []
-
-    class Watch(PolicyTeam):
-        async def act(self, turn):
-            seen.append((turn.round, turn.agent_id, turn.observation_text.splitlines()[0]))
-            return await super().act(turn)
-
-    asyncio.run(Episode(task, Watch(make_policy("oracle", 0, task)), seed=0, out_dir=tmp_path).run())
-    first = {a: line for r, a, line in seen if r == 1}
-    assert first["agent_1"] == "Round 1/25 | actions left 25 | you act 1st of 3 this round; after you: woodworker, wizard"
-    assert first["agent_2"].endswith("you act 2nd of 3 this round; before you: lumberjack; after you: wizard")
     assert "lumberjack, woodworker, wizard" in team_briefs(task, make_rules(task))["agent_1"].render()
 
 
