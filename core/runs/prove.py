@@ -605,10 +605,13 @@ def _prove_honest_verifier(task: Task, proof: TaskProof, oracle: Any, idle: Any)
 def _named(text: str, name: str) -> bool:
     """Whether ``text`` names a mob kind (its name, or the last word's plural: "wolves", "rock golems")."""
     low, name = text.lower(), name.lower()
-    last = name.split()[-1]
-    plurals = {last + "s", last + "es", last[:-1] + "ves" if last.endswith("f") else last + "s",
-               last[:-1] + "ies" if last.endswith("y") else last + "s"}
-    return name in low or any(" ".join([*name.split()[:-1], p]) in low for p in plurals)
+    *head, last = name.split()
+    plurals = {last + "s", last + "es"}
+    if last.endswith("f"):
+        plurals.add(last[:-1] + "ves")
+    if last.endswith("y"):
+        plurals.add(last[:-1] + "ies")
+    return name in low or any(" ".join([*head, p]) in low for p in plurals)
 
 
 def _prove_warned_of_deadly_beasts(task: Task, proof: TaskProof, team: RecordingTeam) -> None:
@@ -632,7 +635,8 @@ def _prove_warned_of_deadly_beasts(task: Task, proof: TaskProof, team: Recording
         s = by_turn.get((c.agent_id, c.round))
         if s is not None and (c.agent_id, c.round) not in seen:
             seen.add((c.agent_id, c.round))
-            read.setdefault(c.agent_id, []).extend([s.system_prompt, s.observation_text, *s.chat])
+            mine = read.setdefault(c.agent_id, [s.system_prompt])  # the brief once; then each turn's view and chat
+            mine.extend([s.observation_text, *s.chat])
         mob = mobs.get(c.engaged_by) if c.engaged_by else None
         if mob is None:
             continue
