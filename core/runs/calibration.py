@@ -179,9 +179,10 @@ def paired(augmented: list[dict[str, Any]], main: list[dict[str, Any]], source_o
                       "variant_used": round(statistics.median(v["budget_used"]), 3),
                       "main_used": round(statistics.median(m["budget_used"]), 3),
                       "variant_budget": v["budget"], "main_budget": m["budget"]})
+    variants = {v["task"]: v for v in augmented}
+
     def pooled(side: str) -> float | None:
-        rows = [by_id[p["main"]] if side == "main" else next(v for v in augmented if v["task"] == p["variant"])
-                for p in pairs]
+        rows = [by_id[p["main"]] if side == "main" else variants[p["variant"]] for p in pairs]
         n = sum(r["pilots"] for r in rows)
         return round(sum(r["successes"] for r in rows) / n, 3) if n else None
     return {

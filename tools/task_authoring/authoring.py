@@ -174,26 +174,38 @@ def stand_tile(n: Any) -> Point:
     return W.map.adjacent_walkable(n.x, n.y)[0]
 
 
+def _beasts_near(ways: list[list[Point]], skip: tuple[str, ...] = (), least_level: int = 0) -> dict[str, Any]:
+    """The aggressive mobs (id -> mob) of at least ``least_level``, ``skip`` aside, that can reach the engine's
+    shortest walk along each way (a list of points, walked in turn)."""
+    found: dict[str, Any] = {}
+    for way in ways:
+        for start, goal in zip(way, way[1:]):
+            path = route(G, tuple(start), tuple(goal)) or []
+            for m in W.mobs:
+                t = W.mob_type(m.type)
+                if t.aggro_range > 0 and t.level >= least_level and m.id not in skip and m.id not in found \
+                        and any(dist(q, (m.x, m.y)) <= _reach(t) for q in path):
+                    found[m.id] = m
+    return found
+
+
+def _and(words: list[str]) -> str:
+    if not words:
+        return "no beast"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def beasts_on(ways: list[list[Point]], skip: tuple[str, ...] = ()) -> str:
     """The aggressive mobs that can reach the engine's shortest walk along each way (a list of points, walked
     in turn), as words, weakest first: "goblins (level 5, hits up to 3) and a fire imp (level 34, hits up to
     12)"; "no beast" if none. ``skip``: mob ids the brief names apart (their task gives them other motion).
     A brief that names some beasts of the way must name them all: a partial list reads as the whole."""
     seen: dict[str, set[str]] = {}
-    for way in ways:
-        for start, goal in zip(way, way[1:]):
-            path = route(G, tuple(start), tuple(goal)) or []
-            for m in W.mobs:
-                t = W.mob_type(m.type)
-                if t.aggro_range > 0 and m.id not in skip and m.id not in seen.get(m.type, ()) \
-                        and any(dist(q, (m.x, m.y)) <= _reach(t) for q in path):
-                    seen.setdefault(m.type, set()).add(m.id)
+    for m in _beasts_near(ways, skip).values():
+        seen.setdefault(m.type, set()).add(m.id)
     kinds = sorted(seen, key=lambda k: (W.mob_type(k).level, k))
-    words = [f"{_plural(W.mob_type(k).name, len(seen[k]))} (level {W.mob_type(k).level}, hits up to "
-             f"{W.mob_type(k).attack})" for k in kinds]
-    if not words:
-        return "no beast"
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return _and([f"{_plural(W.mob_type(k).name, len(seen[k]))} (level {W.mob_type(k).level}, hits up to "
+                 f"{W.mob_type(k).attack})" for k in kinds])
 
 
 def beasts_at(ways: list[list[Point]], least_level: int = 0) -> str:
@@ -201,21 +213,10 @@ def beasts_at(ways: list[list[Point]], least_level: int = 0) -> str:
     each with its place and range, as words: "a rock golem (level 32, hits up to 12, strikes within 3 tiles)
     at (460,214)"; "no beast" if none. For a brief whose reader must walk wide of one: the shortest walk
     goes straight into its range, and two strikes in one round can kill a weak walker."""
-    found: dict[str, Any] = {}
-    for way in ways:
-        for start, goal in zip(way, way[1:]):
-            path = route(G, tuple(start), tuple(goal)) or []
-            for m in W.mobs:
-                t = W.mob_type(m.type)
-                if t.aggro_range > 0 and t.level >= least_level and m.id not in found \
-                        and any(dist(q, (m.x, m.y)) <= _reach(t) for q in path):
-                    found[m.id] = m
-    words = [f"{a(W.mob_type(m.type).name.lower())} (level {W.mob_type(m.type).level}, hits up to "
-             f"{W.mob_type(m.type).attack}, strikes within {W.mob_type(m.type).aggro_range} tiles) at ({m.x},{m.y})"
-             for m in sorted(found.values(), key=lambda m: (W.mob_type(m.type).level, m.id))]
-    if not words:
-        return "no beast"
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    found = _beasts_near(ways, least_level=least_level)
+    return _and([f"{a(W.mob_type(m.type).name.lower())} (level {W.mob_type(m.type).level}, hits up to "
+                 f"{W.mob_type(m.type).attack}, strikes within {W.mob_type(m.type).aggro_range} tiles) at ({m.x},{m.y})"
+                 for m in sorted(found.values(), key=lambda m: (W.mob_type(m.type).level, m.id))])
 
 
 MOVE_TIP = f"move_character covers at most {MOVE} tiles of path per call; call it again to continue."
