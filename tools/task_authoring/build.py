@@ -175,6 +175,7 @@ def render(template: str, params: dict[str, Any]) -> dict[str, Any]:
     env.globals.update(HELPERS)
     env.filters["a"] = A.a  # {{ item | a }}: "an iron_helmet", "a bronze_sword"
     env.filters["plural"] = A.plural  # {{ mob | plural }}: "wolves", "goblins"
+    env.filters["place"] = lambda key: A.W.landmark(key).name  # {{ "shrine_of_dawn" | place }}: "Shrine of Dawn"
     return yaml.safe_load(env.from_string(template).render(**params))
 
 
