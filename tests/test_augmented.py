@@ -74,6 +74,19 @@ def test_order_grows_raises_the_order_mid_episode_for_one_agent_and_the_plan_fet
     assert grown > base
 
 
+def test_a_grown_order_says_a_spare_of_a_heavy_loads_item_is_light():
+    # the relic's brief says it is too heavy for one: all three of aug_503's pilots took the store's spare for
+    # heavy too, and one walked there to help lift it. The news now says one can carry it, only for such items.
+    def news(name: str) -> str:
+        source = find_task(name)
+        _variant, raw = next(recipe_candidates(source, ("order_grows",)))
+        (event,) = [e for e in raw["events"] if e["id"] == "order_grows"]
+        return event["message"]
+
+    assert "one can carry it" in news("task_503_sunscar_caravan_relic")  # the spare is an ancient_relic
+    assert "one can carry it" not in news(str(DATA / "market_day.yaml"))  # no heavy load at all
+
+
 def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it():
     source = find_task(str(DATA / "shield_wall.yaml"))  # retired task_07, a fixture
     variant, raw = next(recipe_candidates(source, ("road_closes",)))

@@ -540,6 +540,13 @@ def _order_grows(task: Task, raw: Raw) -> Iterator[Raw]:
                 yield _grown(task, raw, index, item, count, receiver, fetcher, spot, at_round, tr, ends, placed)
 
 
+def _light_spare(raw: Raw, item: str) -> str:
+    """What the news says of a spare whose item is also a heavy load's: a store's spare is light (one lifts it),
+    and a brief that calls the item too heavy for one would send two to fetch it (three aug_503 pilots did)."""
+    heavy = any(j.get("kind") == "heavy_load" and j.get("item") == item for j in raw.get("joint_actions") or [])
+    return ", packed light: one can carry it" if heavy else ""
+
+
 def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, receiver_name: str,
                     spot: tuple[int, int], at_round: int, tr: Trace, message: str) -> int:
     """The variant's change: a spare ``item`` in a store at ``spot``, and from ``at_round`` check ``index`` asks
@@ -551,7 +558,8 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
         "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
         "set": {"count": count + 1}, "tell": [receiver_name], "speaker": "Messenger",
         "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
-                    f"a store at ({spot[0]},{spot[1]}); a teammate must bring it to {receiver_name}.")})
+                    f"a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; a teammate must bring it to "
+                    f"{receiver_name}.")})
     _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
     mine = out["reference_solution"].setdefault(receiver, [])
