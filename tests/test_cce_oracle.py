@@ -9,25 +9,19 @@ from agentworld.core.cce.graph import load_episode
 from agentworld.core.cce.score import score_episode
 from agentworld.core.cce.grounded import GroundedJudge
 from agentworld.core.cce.judges import ScriptedJudge
-from agentworld.core.play.episode import run_episode
 from agentworld.core.tasks.task import load_suite
-from agentworld.core.play.policies import PolicyTeam, make_policy
 
 ITEM_CHECKS = ("item_count", "crafted", "delivered", "equipped")
 
 
 @pytest.fixture(scope="module")
-def oracle_runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("oracle")
+def oracle_runs(oracle_episode):
     tasks = load_suite("main")
 
     async def play():
-        for task in tasks:
-            await run_episode(task, PolicyTeam(make_policy("oracle", 0, task)), seed=0, out_dir=root / task.id,
-                              framework="oracle")
+        return [(task, (await oracle_episode(task))[1]) for task in tasks]
 
-    anyio.run(play)
-    return [(task, root / task.id) for task in tasks]
+    return anyio.run(play)
 
 
 def objective_items(task, ep) -> set[str]:

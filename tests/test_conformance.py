@@ -267,14 +267,16 @@ def whole(e: TurnEvent) -> dict[str, Any]:
 
 @pytest.mark.parametrize("behaviour", list(BEHAVIOURS))
 async def test_every_path_scores_the_same_behaviour_the_same(behaviour):
-    runs: dict[str, tuple[EpisodeResult, list[TurnEvent]]] = {}
-    for framework in FRAMEWORKS:
-        for tools in ("inproc", "mcp"):
-            runs[f"{framework}/{tools}"] = await play_framework(framework, tools, behaviour)
+    # The paths are independent episodes, played at once: most of a path's time is waiting (a hanging model's
+    # turn timeout, the seat command's Python start-ups), and a framework path's own work is a few tenths of
+    # a second, far inside any turn's timeout even while the others play.
+    plays = {f"{framework}/{tools}": play_framework(framework, tools, behaviour)
+             for framework in FRAMEWORKS for tools in ("inproc", "mcp")}
     if behaviour not in MODEL_ONLY:
-        runs["external/mcp-sdk"] = await play_external(behaviour)
+        plays["external/mcp-sdk"] = play_external(behaviour)
     if behaviour in SEAT_CLI:
-        runs["external/seat-cli"] = await play_seat_cli(behaviour)
+        plays["external/seat-cli"] = play_seat_cli(behaviour)
+    runs: dict[str, tuple[EpisodeResult, list[TurnEvent]]] = dict(zip(plays, await asyncio.gather(*plays.values())))
 
     ref_result, ref_events = runs["openai/inproc"]
     counters = ref_result.model_dump(include=COUNTERS)

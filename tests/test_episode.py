@@ -481,11 +481,11 @@ SUITE = suite_files("main")
 
 
 @pytest.mark.parametrize("path", SUITE, ids=[p.stem for p in SUITE])
-async def test_starter_task_passes_with_oracle_and_fails_idle(path, tmp_path):
+async def test_starter_task_passes_with_oracle_and_fails_idle(path, oracle_episode):
     task = load_task(path)
     # seed 0, the proofs' seed: with mobs that move under the seed (issue 26), how a plan fares on other seeds is
     # what `tasks prove --oracle-seeds N` reports, not a property every task has
-    res = await run_episode(task, PolicyTeam(OraclePolicy(task)), seed=0, out_dir=tmp_path / "oracle")
+    res, _ = await oracle_episode(task)  # the oracle's episode at seed 0, shared with test_cce_oracle.py
     assert res.success and res.end_reason == "verifier_passed" and res.psr == 1.0, res.message
     assert res.rounds < task.rounds
     idle = await run_episode(task, PolicyTeam(IdlePolicy()), seed=3)

@@ -54,6 +54,29 @@ def test_a_position_is_a_pure_function_of_seed_mob_and_round_not_of_who_looked_w
     assert eager[-1] == lazy[-1]
 
 
+def test_a_walk_kept_from_other_episodes_puts_a_mover_where_its_steps_one_by_one_do():
+    """Episodes of one configuration share each roamer's undisturbed walk (roaming._roamed): whichever rounds
+    were asked first, in whichever episode, a mob stands where the documented steps from its spawn put it."""
+    from agentworld.core.world import roaming
+
+    mobs = {"wolf": {"roam": 5, "speed": 2}}
+    motion = world(seed=5, mobs=mobs).movers.motions["wolf#1"]
+    motion.walks.clear()
+    gm, (hx, hy) = fixture_world().map, motion.home
+    x, y, expected = hx, hy, {1: (hx, hy)}
+    for r in range(2, 41):
+        for k in range(2):  # speed 2: two steps a round, each from the hash of (seed, mob, round, step)
+            dx, dy = roaming._STEPS[roaming._mix(5, motion.key, r, k) & 3]
+            if abs(x + dx - hx) + abs(y + dy - hy) <= 5 and gm.walkable(x + dx, y + dy):
+                x, y = x + dx, y + dy
+        expected[r] = (x, y)
+    for r in (17, 3, 40, 17, 29, 40):  # each in a new episode: first worked out, then read from the kept walk
+        m = world(seed=5, mobs=mobs)
+        mob = m._mob_at(m.mobs["wolf#1"], r)
+        assert (mob.x, mob.y) == expected[r], r
+    assert len(motion.walks[5]) == 2 * 40  # one tile per round, up to the latest asked
+
+
 def test_a_patrol_walks_its_loop_through_every_waypoint_and_back():
     w = world(mobs={"wolf#1": {"patrol": [[26, 22], [26, 26]], "speed": 2}})
     motion = w.movers.motions["wolf#1"]

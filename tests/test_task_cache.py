@@ -48,6 +48,15 @@ def test_a_validated_task_is_kept_and_read_back_equal_without_parsing(cache, tas
     assert task_mod.find_task(str(task_file)) == first
 
 
+def test_a_load_without_validation_reads_the_cache_and_never_writes_it(cache, task_file, monkeypatch):
+    parsed = task_mod.load_task(task_file, validate=False)
+    assert not cache.exists() or not list(cache.glob("code-*/task-*.pickle"))  # not validated: not kept
+    validated = task_mod.load_task(task_file)
+    no_parsing(monkeypatch)
+    again = task_mod.load_task(task_file, validate=False)
+    assert again == validated and again.model_dump() == parsed.model_dump()  # == also compares agent-index memos
+
+
 def test_the_cached_task_equals_a_fresh_parse(cache, task_file, monkeypatch):
     task_mod.load_task(task_file)
     cached = task_mod.load_task(task_file)

@@ -5,14 +5,24 @@ The texts are the ones a player's brief is made of: the task's name and descript
 context, the success criteria, each agent's guideline and the events' messages (a reference plan's chat is not
 read by players and is left out)."""
 
+import functools
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from agentworld.core.yamlio import YAML_LOADER
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted([*ROOT.glob("tasks/main/*.yaml"), *ROOT.glob("tasks/augmented/*.yaml")])
+
+
+@functools.cache
+def task_file(path: Path) -> dict:
+    """The task file as the harness reads it (libyaml's safe loader where installed), parsed once for every test
+    here (the checks only read it)."""
+    return yaml.load(path.read_text(), Loader=YAML_LOADER)
 
 # "a" before a word that starts with a vowel sound ("a anvil", "a iron_platebody"); "u" words are left out
 # ("a unit" is right)
@@ -59,7 +69,7 @@ def test_the_checks_catch_what_pilots_found():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_a_shipped_task_reads_true(path):
     assert FILES, "no task files found"
-    assert problems(yaml.safe_load(path.read_text())) == []
+    assert problems(task_file(path)) == []
 
 
 # a node named with what one harvest call gives: "<id> at (x,y), stand beside it at (x,y) (...; gives apple, up to
@@ -75,7 +85,7 @@ def test_what_a_harvest_call_gives_is_what_the_engine_gives():
     nodes = {n.id: n for n in world.nodes}
     seen = 0
     for path in FILES:
-        for where, text in player_texts(yaml.safe_load(path.read_text())):
+        for where, text in player_texts(task_file(path)):
             for node_id, n in PER_CALL.findall(text):
                 t = types[nodes[node_id].type]
                 seen += 1
@@ -125,7 +135,7 @@ def test_no_brief_sends_a_player_to_stand_in_a_beasts_reach():
     assert beasts_reaching(world, {**imp_rock, "world_rules": {"aggro": False}}, (808, 407)) == []
     seen, bad = 0, []
     for path in FILES:
-        raw = yaml.safe_load(path.read_text())
+        raw = task_file(path)
         for where, text in player_texts(raw):
             for node_id, x, y in STAND.findall(text):
                 seen += 1

@@ -74,23 +74,31 @@ def _steps(raw: Raw, agent: str) -> list[dict[str, Any]]:
 def _walkable_ring(center: tuple[int, int], lo: int, hi: int, same_as: tuple[int, int],
                    toward: tuple[float, float] | None = None) -> tuple[int, int] | None:
     """A walkable tile lo..hi tiles (Manhattan) from ``center`` in ``same_as``'s connected area; the one most
-    in the direction ``toward`` (a unit vector), else the first in a fixed scan order."""
+    in the direction ``toward`` (a unit vector), else the nearest (ties: smaller x, then y)."""
     gmap = world_index().loaded.map
+    # a tile is walkable and connected to same_as exactly when it has same_as's component label (blocked
+    # tiles are labelled 0): one lookup per tile of the rings, which hold thousands of tiles
+    area = gmap.component(*same_as) if gmap.walkable(*same_as) else 0
+    if not area:
+        return None
     cx, cy = center
-    best, best_score = None, None
+    best = None
     for d in range(lo, hi + 1):
         for dx in range(-d, d + 1):
+            x = cx + dx
+            if not 0 <= x < gmap.width:
+                continue
             for dy in {d - abs(dx), -(d - abs(dx))}:
-                x, y = cx + dx, cy + dy
-                if not (gmap.in_bounds(x, y) and gmap.walkable(x, y) and gmap.connected((x, y), same_as)):
+                y = cy + dy
+                if not (0 <= y < gmap.height and gmap.component(x, y) == area):
                     continue
                 score = (dx * toward[0] + dy * toward[1]) / d if toward else 0.0
                 key = (-score, d, x, y)
-                if best_score is None or key < best_score:
-                    best, best_score = (x, y), key
+                if best is None or key < best:
+                    best = key
         if best is not None and toward is None:
-            return best
-    return best
+            break
+    return (best[2], best[3]) if best is not None else None
 
 
 def final_positions(task: Task, seed: int = 0) -> dict[str, tuple[int, int]]:

@@ -258,11 +258,13 @@ def load_task(path: str | Path, *, validate: bool = True, world: "LoadedWorld | 
     """Read, parse and (by default) validate a task file against the world. Raises TaskError.
 
     A file validated against the default world before, and unchanged since, comes from the task cache
-    (``taskcache.py``) instead: the same task, without parsing or validating it again."""
+    (``taskcache.py``) instead: the same task, without parsing or validating it again. That holds for a load
+    without validation too (a task that passed validation is also what parsing alone gives); such a load
+    never writes an entry, since only validated tasks are kept."""
     p = Path(path)
     file = str(p)
     entry = None
-    if validate and world is None:
+    if world is None:
         from . import taskcache
 
         data = taskcache.read_small(p)  # None: missing, unreadable or large; the parse below reports it

@@ -13,14 +13,17 @@ holds still while it is dead, wounded or was in a fight this round, and a respaw
 
 Nothing here is computed for every mob each round: a mob's position is worked out only when someone can see it,
 reach it or pass through its aggro range (:func:`advance` catches it up from the round it was last worked out
-for). The spatial index (:meth:`Movers.near`) bounds each moving mob by the box it can ever be in (its leash or
+for). Each roamer's undisturbed walk from its spawn is kept per seed and shared by the episodes of a
+configuration (:func:`_roamed`): every episode's final state places every mover, most of them never disturbed.
+The spatial index (:meth:`Movers.near`) bounds each moving mob by the box it can ever be in (its leash or
 its route), so a query reads the movers whose box is in range, not all of them.
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from array import array
+from typing import Any, Iterator
 
 from .spatial import CELL
 
@@ -31,20 +34,30 @@ KEEP = 20_000  # (tile, radius) answers kept per configuration (cleared when ful
 
 def _mix(*parts: int) -> int:
     """A 64-bit hash of the integers (splitmix64 rounds): the same in every process and Python version."""
-    h = 0x9E3779B97F4A7C15
+    h = _START
     for part in parts:
-        h = (h ^ (part & _MASK)) * 0xBF58476D1CE4E5B9 & _MASK
-        h ^= h >> 31
-        h = h * 0x94D049BB133111EB & _MASK
-        h ^= h >> 29
+        h = _mixed_in(h, part)
     return h
+
+
+_START = 0x9E3779B97F4A7C15
+
+
+def _mixed_in(h: int, part: int) -> int:
+    """One splitmix64 round of ``_mix``: ``h`` with ``part`` mixed in. ``_mix(a, b, c)`` is
+    ``_mixed_in(_mixed_in(_mixed_in(_START, a), b), c)``, so a hash of parts sharing a prefix can start
+    from the prefix's."""
+    h = (h ^ (part & _MASK)) * 0xBF58476D1CE4E5B9 & _MASK
+    h ^= h >> 31
+    h = h * 0x94D049BB133111EB & _MASK
+    return h ^ (h >> 29)
 
 
 class Motion:
     """How one mob moves: ``leash`` (roaming) or ``loop`` (the patrol's closed path of tiles, starting at the
     spawn), ``speed`` tiles a round, and ``box`` (x0, y0, x1, y1), every tile it can ever stand on."""
 
-    __slots__ = ("mob_id", "key", "home", "leash", "loop", "speed", "box", "aggro", "waypoints")
+    __slots__ = ("mob_id", "key", "home", "leash", "loop", "speed", "box", "aggro", "waypoints", "walks")
 
     def __init__(self, mob_id: str, home: tuple[int, int], speed: int, aggro: int, *, leash: int = 0,
                  loop: tuple[tuple[int, int], ...] | None = None, waypoints: tuple[tuple[int, int], ...] = ()):
@@ -56,6 +69,7 @@ class Motion:
         self.speed = speed
         self.aggro = aggro
         self.waypoints = waypoints  # the patrol's waypoints as tiles (what `world render` draws)
+        self.walks: dict[int, array] = {}  # seed -> the roam from the spawn nobody disturbs (see advance)
         if loop:
             xs, ys = [t[0] for t in loop], [t[1] for t in loop]
             self.box = (min(xs), min(ys), max(xs), max(ys))
@@ -85,17 +99,54 @@ def advance(mob: Any, motion: Motion, seed: int, to_round: int, gm: Any) -> None
         mob.leg = (mob.leg + motion.speed * (to_round - at)) % len(motion.loop)
         mob.x, mob.y = motion.loop[mob.leg]
     else:
-        x, y = mob.x, mob.y
-        hx, hy = motion.home
-        leash, key, walkable = motion.leash, motion.key, gm.walkable
-        for t in range(at + 1, to_round + 1):
-            for k in range(motion.speed):
-                dx, dy = _STEPS[_mix(seed, key, t, k) & 3]
-                nx, ny = x + dx, y + dy
-                if abs(nx - hx) + abs(ny - hy) <= leash and walkable(nx, ny):
-                    x, y = nx, ny
-        mob.x, mob.y = x, y
+        mob.x, mob.y = _roamed(motion, seed, mob.x, mob.y, at, to_round, gm)
     mob.at = to_round
+
+
+KEEP_WALKS = 16  # seeds whose undisturbed walks a roaming mob keeps (cleared when full)
+
+
+def _roamed(motion: Motion, seed: int, x: int, y: int, at: int, to_round: int, gm: Any) -> tuple[int, int]:
+    """Where a roaming mob standing at (x, y) in round ``at`` stands in ``to_round``.
+
+    A roam is a chain: the tile in round t + 1 depends only on the tile in round t and on (seed, mob, t + 1). So
+    a mob that stands where its undisturbed walk from the spawn (``motion.walks``) stands in round ``at`` stands
+    where that walk does in every later round. That walk is worked out once per seed and shared by every episode
+    of the world configuration (the final state of each one places every mover in the world, most of them
+    untouched). A mob off that walk (it fought, or respawned later) takes its steps one by one."""
+    walk = motion.walks.get(seed)
+    if walk is None:
+        if len(motion.walks) >= KEEP_WALKS:
+            motion.walks.clear()
+        walk = array("i", motion.home)  # round 1: at the spawn
+    if at < 1 or len(walk) < 2 * at or (walk[2 * at - 2], walk[2 * at - 1]) != (x, y):
+        for x, y in _steps(motion, seed, x, y, at, to_round, gm):
+            pass  # on to its tile in to_round
+        return x, y
+    known = len(walk) // 2  # the last round the walk is worked out for
+    if known < to_round:
+        longer = array("i", walk)  # a new array: an episode on another thread may be reading the old one
+        for tile in _steps(motion, seed, walk[-2], walk[-1], known, to_round, gm):
+            longer.extend(tile)
+        motion.walks[seed] = walk = longer
+    return walk[2 * to_round - 2], walk[2 * to_round - 1]
+
+
+def _steps(motion: Motion, seed: int, x: int, y: int, at: int, to_round: int, gm: Any) -> Iterator[tuple[int, int]]:
+    """The tiles a roaming mob at (x, y) in round ``at`` stands on in rounds ``at + 1`` .. ``to_round``: ``speed``
+    random steps a round, a step that would leave the leash or the walkable tiles not taken."""
+    hx, hy = motion.home
+    leash, walkable = motion.leash, gm.walkable
+    # each step is _mix(seed, key, t, k): the mob's part of the hash is mixed once and each round's once
+    mob_prefix = _mix(seed, motion.key)
+    for t in range(at + 1, to_round + 1):
+        round_prefix = _mixed_in(mob_prefix, t)
+        for k in range(motion.speed):
+            dx, dy = _STEPS[_mixed_in(round_prefix, k) & 3]
+            nx, ny = x + dx, y + dy
+            if abs(nx - hx) + abs(ny - hy) <= leash and walkable(nx, ny):
+                x, y = nx, ny
+        yield x, y
 
 
 def hold(mob: Any, motion: Motion | None, seed: int, this_round: int, gm: Any) -> None:
