@@ -22,7 +22,7 @@ from agentworld.core.runs.fastest import fastest_known
 from agentworld.core.runs.pilots import play_digest
 from agentworld.core.runs.prove import BUDGET_RATIO, prove_task
 from agentworld.core.runs.replays import play
-from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, recipe_candidates, reparse
+from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, _bringer, recipe_candidates, reparse
 from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_suite, suite_files
 
@@ -85,6 +85,23 @@ def test_a_grown_order_says_a_spare_of_a_heavy_loads_item_is_light():
 
     assert "one can carry it" in news("task_503_sunscar_caravan_relic")  # the spare is an ancient_relic
     assert "one can carry it" not in news(str(DATA / "market_day.yaml"))  # no heavy load at all
+
+
+def test_a_grown_order_names_who_must_bring_the_spare_when_only_its_hand_over_counts():
+    # aug_426's checks count what the runner hands the steward; "a teammate must bring it" let any teammate try
+    def news(name: str) -> tuple[str, str]:
+        source = find_task(name)
+        _variant, raw = next(recipe_candidates(source, ("order_grows",)))
+        (event,) = [e for e in raw["events"] if e["id"] == "order_grows"]
+        giver = source.agent(source.resolve_agent(raw["verifier"]["checks"][event["check"]]["from"]))
+        return event["message"], giver.username
+
+    message, giver = news("task_426_hearthmoor_harbour_dusk")
+    assert giver == "runner" and "; runner must bring it to steward." in message
+    message, giver = news(str(DATA / "market_day.yaml"))  # a giver named by its agent id in the check
+    assert f"; {giver} must bring it to " in message
+    # a check without a giver counts the item from anyone
+    assert _bringer({"verifier": {"checks": [{"check": "item_count", "item": "oak_logs"}]}}, 0) == "a teammate"
 
 
 def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it():

@@ -555,6 +555,16 @@ def _light_spare(raw: Raw, item: str) -> str:
     return ", packed light: one can carry it" if heavy else ""
 
 
+def _bringer(raw: Raw, index: int) -> str:
+    """Who the news says must bring the spare: the check's giver when it names one (only its hand-over counts, and
+    an aug_426 pilot's steward asked whether anyone else could bring it), else any teammate."""
+    giver = (raw.get("verifier") or {}).get("checks", [])[index].get("from")
+    if not giver:
+        return "a teammate"
+    agent = raw.get(str(giver))  # an agent id (agent_2) or already a username
+    return str(agent["username"]) if isinstance(agent, dict) and agent.get("username") else str(giver)
+
+
 def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, receiver_name: str,
                     spot: tuple[int, int], at_round: int, tr: Trace, message: str) -> int:
     """The variant's change: a spare ``item`` in a store at ``spot``, and from ``at_round`` check ``index`` asks
@@ -566,8 +576,8 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
         "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
         "set": {"count": count + 1}, "tell": [receiver_name], "speaker": "Messenger",
         "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
-                    f"a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; a teammate must bring it to "
-                    f"{receiver_name}.")})
+                    f"a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; {_bringer(out, index)} must bring "
+                    f"it to {receiver_name}.")})
     _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
     mine = out["reference_solution"].setdefault(receiver, [])
