@@ -32,15 +32,15 @@ _STEPS = ((0, -1), (-1, 0), (1, 0), (0, 1))  # up, left, right, down
 KEEP = 20_000  # (tile, radius) answers kept per configuration (cleared when full)
 
 
+_START = 0x9E3779B97F4A7C15  # splitmix64's increment: the hash of no parts
+
+
 def _mix(*parts: int) -> int:
     """A 64-bit hash of the integers (splitmix64 rounds): the same in every process and Python version."""
     h = _START
     for part in parts:
         h = _mixed_in(h, part)
     return h
-
-
-_START = 0x9E3779B97F4A7C15
 
 
 def _mixed_in(h: int, part: int) -> int:
