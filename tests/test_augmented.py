@@ -104,6 +104,26 @@ def test_a_grown_order_names_who_must_bring_the_spare_when_only_its_hand_over_co
     assert _bringer({"verifier": {"checks": [{"check": "item_count", "item": "oak_logs"}]}}, 0) == "a teammate"
 
 
+def test_lean_start_leaves_the_kit_of_an_agent_a_guard_keeps_at_its_place():
+    # aug_426's steward was told to stay within 8 tiles of its hall and to fetch its purse from 61 tiles away
+    source = find_task("task_401_saltmarsh_bar_purse")  # the stores' keeper waits at the dock, held by a guard
+    held = {source.resolve_agent(c.params["agent"]) for c in source.verifier.checks
+            if c.check == "at_location" and c.guard}
+    assert held
+    owners = set()
+    for _variant, raw in recipe_candidates(source, ("lean_start",)):
+        item = raw["hidden"][-1]["items"][0]["item"]
+        owners |= {a.agent_id for a in source.agents
+                   if any(s.item == item for s in a.inventory + a.equipment)
+                   and "not in your kit" in raw[a.agent_id]["guideline"]}
+    assert owners and not owners & held
+    for path in suite_files("augmented"):  # and no shipped variant tells a held agent to fetch its kit
+        raw = yaml.safe_load(path.read_text())
+        for check in raw["verifier"]["checks"]:
+            if check["check"] == "at_location" and check.get("guard") and str(check.get("agent", "")) in raw:
+                assert "not in your kit" not in raw[check["agent"]]["guideline"], path.name
+
+
 def test_road_closes_closes_a_stretch_of_a_walk_and_only_one_teammate_hears_it():
     source = find_task(str(DATA / "shield_wall.yaml"))  # retired task_07, a fixture
     variant, raw = next(recipe_candidates(source, ("road_closes",)))

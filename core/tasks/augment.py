@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator
 
 from .plans import execute, plan_world, rounds_needed, walk_steps
 from .task import Step, Task, parse_task, world_index
+from .verify import is_guard
 
 Raw = dict[str, Any]
 
@@ -681,11 +682,25 @@ def _grown_early(task: Task, raw: Raw, index: int, item: str, count: int, receiv
 
 
 # -- lean_start ---------------------------------------------------------------------------------------------
+def _held_in_place(task: Task) -> set[str]:
+    """Agents a guard keeps at a place (an ``at_location`` guard names them): their briefs forbid the walk to a
+    store (an aug_426 pilot's steward was told both to stay within 8 tiles of its hall and to fetch its purse
+    from 61 tiles away)."""
+    held = set()
+    for spec in task.verifier.checks if task.verifier else []:
+        if spec.check == "at_location" and is_guard(spec) and spec.params.get("agent"):
+            held.add(task.resolve_agent(spec.params["agent"]))
+    return held
+
+
 def _needed_items(task: Task, tr: Trace) -> Iterator[tuple[str, str, int]]:
     """(agent, field, stack index) of each starting tool or material (not food) without which a step of the
-    agent's plan fails that succeeded with it."""
+    agent's plan fails that succeeded with it; none of an agent held at its place."""
     items = world_index().items
+    held = _held_in_place(task)
     for a in task.agents:
+        if a.agent_id in held:
+            continue
         for field in ("inventory_items", "equipped_items"):
             for i, stack in enumerate(task.raw[a.agent_id].get(field) or []):
                 item = items.get(stack["item"])
