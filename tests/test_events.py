@@ -194,6 +194,14 @@ def test_an_objective_change_reads_as_one_in_the_told_agents_observation():
     assert "Note: Your objective changed. A messenger (round 2): The circle needs four staffs now, not three." \
         in w.observe("agent_3").render()
     assert "objective changed" not in w.observe("agent_1").render()
+    # read once as news; from then on every observation of the told agent holds it (task_303's pilots lost
+    # track of which change held), and nobody else's does
+    w.end_round(2)
+    later = w.observe("agent_3").notes
+    assert "Objective change still in force: A messenger (round 2): The circle needs four staffs now, not three." \
+        in later and not any(n.startswith("Your objective changed") for n in later)
+    assert "still in force" in " ".join(w.observe("agent_3").notes)  # not consumed: the line stays
+    assert not any("objective" in n.lower() for n in w.observe("agent_1").notes)
 
 
 def test_an_objective_change_is_told_only_to_its_agent_and_the_verifier_follows_it():
@@ -221,6 +229,9 @@ def test_two_changes_told_in_one_message_show_it_once():
     w.end_round(2)
     notes = w.observe("agent_3").notes
     assert sum(msg in n for n in notes) == 1, notes
+    w.end_round(3)
+    notes = w.observe("agent_3").notes  # and once as the change still in force
+    assert sum(msg in n for n in notes) == 1 and "still in force" in notes[0], notes
 
 
 def _play_oracle(task, seed=0):

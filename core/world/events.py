@@ -341,6 +341,9 @@ class Mechanics:
         self.closed: dict[str, tuple[int, str]] = {}  # portal key -> (round it closed from, event kind)
         self.departs: dict[str, int] = {}  # portal key -> the round it leaves (a scheduled departure not yet gone)
         self.check_overrides: dict[int | str, dict[str, Any]] = {}  # verifier check ref -> its new parameters
+        # agent id -> (note, standing line) of each objective change it was told: the note is read once, the
+        # line stays in every later observation (task_303's pilots lost track of which change held)
+        self.objective_news: dict[str, list[tuple[str, str]]] = {}
         self.fired: set[int] = set()
         self.records: list[dict[str, Any]] = []  # what happened since the last tick report
         # (record, agents told, place heard within, note) of the start events: for players who join after them
@@ -522,6 +525,7 @@ class Mechanics:
                 p = w.players.get(aid)
                 if p is not None and p.alive:
                     _tell(p, note)
+                    self._told_change(aid, note)
                     told.append(aid)
             rec.update(check=ref, set=dict(e.set or {}), told=told)
             if cause == "at the start":
@@ -556,7 +560,20 @@ class Mechanics:
             if (p.agent_id in refs or p.username in refs) if place is None else \
                     _dist(p.x, p.y, place[0], place[1]) <= place[2]:
                 _tell(p, note)
+                if rec["kind"] == "change_objective":
+                    self._told_change(p.agent_id, note)
                 rec["heard_by" if place is not None else "told"].append(p.agent_id)
+
+    def _told_change(self, agent_id: str, note: str) -> None:
+        standing = note.replace("Your objective changed. ", "Objective change still in force: ", 1)
+        told = self.objective_news.setdefault(agent_id, [])
+        if (note, standing) not in told:  # two changes told in one message (as _tell): one line
+            told.append((note, standing))
+
+    def standing_changes(self, agent_id: str, notes: list[str]) -> list[str]:
+        """The objective changes told to the agent, as lines for an observation whose ``notes`` no longer hold
+        the change's own note (read in an earlier turn)."""
+        return [standing for note, standing in self.objective_news.get(agent_id, ()) if note not in notes]
 
     def _exhaust(self, nid: str) -> None:
         n = self.w.nodes[nid]

@@ -90,7 +90,8 @@ class ObservationMixin:
             for d, m in self._movers_near(p.x, p.y, vr):
                 cands.append((d, m.id, "mob", m))
         # only the players that can make the list (max_nearby of them at most): a crowd is not scanned whole
-        for d, q in self._nearest_players(p, vr, r.max_nearby):
+        players = self._nearest_players(p, vr, r.max_nearby)
+        for d, q in players:
             cands.append((d, q.username, "player", q))
         for d, g in self.ground.near(p.x, p.y, vr):
             cands.append((d, g.id, "ground_item", g))
@@ -113,6 +114,12 @@ class ObservationMixin:
                 else:
                     nearby.append(entity(d, eid, kind, ref))
         notes = p.notes + notes
+        if len(cands) > limit:  # a crowd is cut, and an agent that is not told would take the list for all
+            more = len(cands) - limit
+            more_s = f"{more} or more" if len(players) >= limit > 0 else str(more)
+            notes.append(f"Nearby lists the {limit} nearest things in view; {more_s} farther ones are not listed.")
+        if mech is not None and mech.objective_news:
+            notes += mech.standing_changes(agent_id, notes)
         if mech is not None and mech.closures.active:  # a closed area in view (closures.py)
             notes += mech.closure_note(p.x, p.y, vr)
         self._take_broadcasts(p)
