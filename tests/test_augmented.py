@@ -87,6 +87,20 @@ def test_a_grown_order_says_a_spare_of_a_heavy_loads_item_is_light():
     assert "one can carry it" not in news(str(DATA / "market_day.yaml"))  # no heavy load at all
 
 
+def test_a_grown_orders_spare_of_a_made_item_is_ready_made_in_the_news_and_the_objective():
+    # aug_215's objective says the bread is "baked by the baker"; three pilots were unsure the store's bread counted
+    def grown(name: str) -> tuple[str, str]:
+        _variant, raw = next(recipe_candidates(find_task(name), ("order_grows",)))
+        (event,) = [e for e in raw["events"] if e["id"] == "order_grows"]
+        return event["message"], raw["objectives"]["primary"]
+
+    news, objective = grown("task_215_ironhold_miners_feast")  # the baker bakes the bread
+    assert "One spare bread, ready-made, was left in a store" in news
+    assert "The order may grow during the episode (its one spare is found ready-made, not made)" in objective
+    news, objective = grown("task_503_sunscar_caravan_relic")  # a relic nobody makes
+    assert "ready-made" not in news + objective
+
+
 def test_a_grown_order_names_who_must_bring_the_spare_when_only_its_hand_over_counts():
     # aug_426's checks count what the runner hands the steward; "a teammate must bring it" let any teammate try
     def news(name: str) -> tuple[str, str]:

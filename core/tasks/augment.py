@@ -556,6 +556,14 @@ def _light_spare(raw: Raw, item: str) -> str:
     return ", packed light: one can carry it" if heavy else ""
 
 
+def _ready_made(raw: Raw, item: str) -> str:
+    """What the news says of a spare whose item the team's plan makes: it is ready-made (an objective that says
+    the bread is "baked by the baker" left three aug_215 pilots unsure whether the store's bread counted)."""
+    made = any(st.get("tool") == "craft_item" and (st.get("args") or {}).get("itemKey") == item
+               for steps in (raw.get("reference_solution") or {}).values() for st in steps)
+    return ", ready-made," if made else ""
+
+
 def _bringer(raw: Raw, index: int) -> str:
     """Who the news says must bring the spare: the check's giver when it names one (only its hand-over counts, and
     an aug_426 pilot's steward asked whether anyone else could bring it), else any teammate."""
@@ -576,10 +584,11 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
     out.setdefault("events", []).append({
         "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
         "set": {"count": count + 1}, "tell": [receiver_name], "speaker": "Messenger",
-        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item} was left in "
-                    f"a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; {_bringer(out, index)} must bring "
-                    f"it to {receiver_name}.")})
-    _tell_objective(out, "The order may grow during the episode: whoever hears of it must tell the team.",
+        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item}{_ready_made(out, item)} "
+                    f"was left in a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; "
+                    f"{_bringer(out, index)} must bring it to {receiver_name}.")})
+    ready = " (its one spare is found ready-made, not made)" if _ready_made(out, item) else ""
+    _tell_objective(out, f"The order may grow during the episode{ready}: whoever hears of it must tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
     mine = out["reference_solution"].setdefault(receiver, [])
     first = max(at_round - 1, tr.last_move(receiver) + 1)
