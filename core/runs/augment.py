@@ -4,8 +4,9 @@
 candidates (``core/tasks/augment.py``) are built with the main task's budget (or the smallest that leaves the
 variant's plan a 1.15 margin, at most 55 rounds), played eagerly for their fastest known solution
 (``core/runs/fastest.py``, cached), and those whose fastest known solution is longer than the main task's get
-a budget of at least 1.25x it (:func:`calibrated_budget`; more than 55 rounds drops the candidate) and are
-proven hardest first (most rounds added); the first that passes every proof (``prove_task`` with its
+a budget of at least 1.25x it (:func:`calibrated_budget`; more than 55 rounds drops the candidate) and at most
+1.6x it or a faster pilot win on the same content (:func:`banded_budget`, :func:`piloted_budget`: the margin gives
+way, down to the plan's own rounds; a plan that needs more drops the candidate), and are proven hardest first (most rounds added); the first that passes every proof (``prove_task`` with its
 defaults, and every added agent needed) is kept. Deterministic: the same main suite gives the same files, with any
 ``jobs``. ``write_suite`` writes them to ``tasks/augmented/`` with a README table, replacing the generator's old
 files and dropping orphans (a variant of a main task that is no longer in the suite); ``replace_variants``
@@ -103,6 +104,17 @@ def calibrated_budget(budget: int, fastest: int) -> int:
     return max(budget, math.ceil(BUDGET_RATIO[0] * fastest))
 
 
+def banded_budget(budget: int, fastest: int, least: int) -> int | None:
+    """The budget brought down to the band's ceiling (BUDGET_RATIO[1] times the fastest known solution) where the
+    plan's margin put it over, never under ``least`` (what the reference plan and events need); None where even
+    that is over the ceiling: the variant's plan is too slow for a budget in the band (aug_324's took 44 rounds
+    where the compressed plan takes 27). The suite's floor (25 rounds) stands above the band for a short task."""
+    ceiling = max(math.floor(BUDGET_RATIO[1] * fastest), BUDGET_ROUNDS[0])
+    if budget <= ceiling:
+        return budget
+    return ceiling if least <= ceiling else None
+
+
 def piloted_budget(budget: int, pilot_rounds: int, least: int) -> int:
     """The variant's budget lowered, if need be, to BUDGET_RATIO[1] times a pilot team's faster win on this very
     variant (pilots beat the compressed plans by a quarter or more: aug_526 won in 28 where the plan took 38),
@@ -198,15 +210,21 @@ def augment_one(t: Task, recipes: tuple[tuple[str, ...], ...] = RECIPES, *, prog
                 say(t.id, name, False, f"its budget would be {budget} rounds ({BUDGET_RATIO[0]}x its fastest "
                                        f"known {found.best}), more than {MAX_BUDGET}")
                 continue
+            least = _least_budget(cand)
+            fastest = found.best
+            flown = (piloted or {}).get(cand.id)
+            if flown is not None and flown[0] == play_digest(cand.raw) and flown[1] < found.best:
+                fastest = flown[1]
+                budget = piloted_budget(budget, flown[1], least)
+            banded = banded_budget(budget, fastest, least)
+            if banded is None:
+                say(t.id, name, False, f"its reference plan needs {least} rounds, over {BUDGET_RATIO[1]}x its "
+                                       f"fastest known {fastest}: no budget in the band")
+                continue
+            budget = banded
             if budget != cand.rounds:
                 named = {**named, "rounds": budget}
                 cand = reparse(named, named["id"])
-            flown = (piloted or {}).get(cand.id)
-            if flown is not None and flown[0] == play_digest(cand.raw) and flown[1] < found.best:
-                budget = piloted_budget(budget, flown[1], _least_budget(cand))
-                if budget != cand.rounds:
-                    named = {**named, "rounds": budget}
-                    cand = reparse(named, named["id"])
             ranked.append((-(found.best - base), order, recipe, named, cand))
     for _, _, recipe, named, cand in sorted(ranked, key=lambda r: r[:2]):
         ok, proof, why = check(cand, [a for a in cand.agent_ids if a not in t.agent_ids])
@@ -246,10 +264,11 @@ def _candidates(t: Task, recipes: tuple[tuple[str, ...], ...], say: Progress) ->
 
 
 def _least_budget(cand: Task) -> int:
-    """The fewest rounds a variant's budget may have: the suite's floor, its reference plan's with the margin,
-    and every scheduled event's round (as :func:`_candidates` sets them)."""
+    """The fewest rounds a variant's budget may have: the suite's floor, its reference plan's rounds and every
+    scheduled event's round. The plan's margin (MARGIN) gives way to the band: where a pilot or the compressed
+    plan is faster, the band's ceiling binds first (:func:`banded_budget`)."""
     events = [e["at_round"] for e in cand.raw.get("events") or [] if isinstance(e.get("at_round"), int)]
-    return max([BUDGET_ROUNDS[0], math.ceil(rounds_needed(cand.reference_solution) * MARGIN)] + events)
+    return max([BUDGET_ROUNDS[0], rounds_needed(cand.reference_solution)] + events)
 
 
 def _base(t: Task) -> dict[str, int]:
