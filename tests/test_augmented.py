@@ -96,7 +96,8 @@ def test_a_grown_orders_spare_of_a_made_item_is_ready_made_in_the_news_and_the_o
 
     news, objective = grown("task_215_ironhold_miners_feast")  # the baker bakes the bread
     assert "One spare bread, ready-made, was left in a store" in news
-    assert "The order may grow during the episode (its one spare is found ready-made, not made)" in objective
+    assert "The order may grow during the episode (a spare bread it asks for is found ready-made, not made)" \
+        in objective
     news, objective = grown("task_503_sunscar_caravan_relic")  # a relic nobody makes
     assert "ready-made" not in news + objective
 
@@ -167,8 +168,16 @@ def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_ba
     variant, _ = next(recipe_candidates(source, ("far_spawn",)))
     for a, b in zip(source.agents, variant.agents):
         assert abs(a.x - b.x) + abs(a.y - b.y) >= 70
+        # the brief names both places: "your usual post" beside "you start at the stores" read as a contradiction
+        assert f"you do not start where the rest of this brief places you, ({a.x},{a.y}), but at ({b.x},{b.y}): " \
+            "walk there first." in b.guideline and "A rule that keeps you near" not in b.guideline  # nobody here is held at a place
     grown, base = harder(variant, source)
     assert grown > base
+    held = find_task("task_410_goldfield_two_buyers")  # the storekeeper never goes more than 8 tiles from the stores
+    spread, _ = next(recipe_candidates(held, ("far_spawn",)))
+    keeper = spread.agent(spread.resolve_agent("storekeeper"))
+    assert "A rule that keeps you near a place holds from when you first reach it." in keeper.guideline
+    assert "A rule that keeps you near" not in spread.agent(spread.resolve_agent("buyer_north")).guideline
 
 
 def test_extra_leg_refuses_a_landmark_nearer_a_teammate_than_the_meeting_place():

@@ -17,7 +17,8 @@ a main task. A *recipe* chains several. Each adds work or a constraint a good te
   its kit: it lies in one of two stores 61 to 100 tiles away (a hidden cache), both named in the agent's brief
   (not which); the agent fetches it first.
 - ``far_spawn`` (spawns): every agent spawns 70 to 110 (or 40 to 60) tiles farther from the team's centre, in
-  the same connected area, and first walks back to where it used to start (a move covers 60 tiles).
+  the same connected area, and first walks back to where it used to start (a move covers 60 tiles); its brief
+  names both places, and for an agent a guard keeps at a place, says the rule holds once it is there.
 - ``extra_leg`` (objective): the agent the objective names must also end at a landmark 30 to 150 tiles from
   where its work ends, and at least one move's walk farther than that from every place where a teammate starts
   or works (so no meeting place on the way makes the leg free).
@@ -222,6 +223,7 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
     cy = sum(a.y for a in task.agents) / len(task.agents)
     out = copy.deepcopy(raw)
     original = {}
+    held = _held_in_place(task)
     for i, a in enumerate(task.agents):
         dx, dy = a.x - cx, a.y - cy
         norm = (dx * dx + dy * dy) ** 0.5
@@ -233,8 +235,8 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
         if spot is None:
             return None
         out[a.agent_id]["location"] = {"x": spot[0], "y": spot[1]}
-        out[a.agent_id]["guideline"] = (str(out[a.agent_id].get("guideline") or "")
-                                        + f"\n(This task: you start away from your usual post at ({a.x},{a.y}).)")
+        out[a.agent_id]["guideline"] = str(out[a.agent_id].get("guideline") or "") + _far_start_text(
+            spot, (a.x, a.y), a.agent_id in held)
         original[a.agent_id] = (a.x, a.y)
     walks = _walks_back(reparse(out), original)
     if walks is None:
@@ -251,6 +253,15 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
     _add_to_plan_text(out, f"Everyone starts {lo} to {hi} tiles out and first walks back to their usual post.",
                       first=True)
     return out
+
+
+def _far_start_text(start: tuple[int, int], post: tuple[int, int], held: bool) -> str:
+    """The line a far spawn adds to a brief written for ``post``: "you start away from your usual post" read as a
+    contradiction beside "you start at the stores" and "never more than 8 tiles from them" (aug_410's pilots, four
+    of six players)."""
+    rule = " A rule that keeps you near a place holds from when you first reach it." if held else ""
+    return (f"\n(This task: you do not start where the rest of this brief places you, ({post[0]},{post[1]}), but "
+            f"at ({start[0]},{start[1]}): walk there first.{rule})")
 
 
 WALK_BACK_ROUNDS = 8  # at most: a walk back of 110 tiles takes 2 moves, and an aggressive mob may stop a few
@@ -587,7 +598,9 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
         "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item}{_ready_made(out, item)} "
                     f"was left in a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; "
                     f"{_bringer(out, index)} must bring it to {receiver_name}.")})
-    ready = " (its one spare is found ready-made, not made)" if _ready_made(out, item) else ""
+    # names the item: aug_424's own order also grows (a sickle, made), and "its one spare is found ready-made" sent
+    # a pilot team looking for a ready-made sickle
+    ready = f" (a spare {item} it asks for is found ready-made, not made)" if _ready_made(out, item) else ""
     _tell_objective(out, f"The order may grow during the episode{ready}: whoever hears of it must tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
     mine = out["reference_solution"].setdefault(receiver, [])
