@@ -336,8 +336,8 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "transfer_items",
             "Give items from your inventory to a teammate standing within transfer range (see the rules in your "
-            "brief). The teammate need do nothing to receive them: they are in its inventory at once, and its "
-            "next observation says who gave what.",
+            "brief), one item kind per call (several kinds take several turns). The teammate need do nothing to "
+            "receive them: they are in its inventory at once, and its next observation says who gave what.",
             TransferArgs, lambda w, a, p: w.transfer_items(a, p.target_player, p.item_key, p.count),
             "transfer_items(targetPlayer='woodworker', itemKey='logs', count=5)"),
     ]
