@@ -175,6 +175,11 @@ def test_the_brief_states_the_carry_limit_walk_stops_and_finite_nodes_only_when_
     assert "engage you when your walk" not in calm and "(walks are not stopped)" in calm
     peaceful = brief(task_with(world_rules={"aggro": False}))
     assert "Aggressive mobs" not in peaceful and "aggressive mob" not in peaceful
+    # what a death does (aug_326's porters asked whether a dead porter's potions could be picked up)
+    assert "it is out of the episode for good, and what it carries goes out with it" in plain
+    again = brief(task_with(world_rules={"death": "respawn"}))
+    assert "comes back at its start with full HP; what it carried lies on the ground where it fell" in again
+    assert "out of the episode for good" not in again
 
 
 def test_a_brief_that_states_another_carry_limit_is_refused():

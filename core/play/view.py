@@ -54,6 +54,7 @@ class BriefRules(_Frozen):
     aggro: bool = True  # aggressive mobs strike the players in their range at the end of a round
     walk_aggro: bool = True  # and stop a walk that enters their range
     finite_nodes: bool = False  # some resource nodes give a fixed number of items and never regrow
+    death_out: bool = True  # a player who dies is out of the episode and what it carries is lost (else: respawns)
 
     @classmethod
     def of(cls, rules: "Rules", task: "Task", can_chat: bool) -> "BriefRules":
@@ -61,7 +62,8 @@ class BriefRules(_Frozen):
                    transfer_range=rules.transfer_range, station_range=rules.station_range,
                    max_action_steps=task.max_action_steps, max_rounds=task.rounds, can_chat=can_chat,
                    interact_range=rules.interact_range, carry_limit=rules.carry_limit, aggro=rules.aggro,
-                   walk_aggro=rules.aggro and rules.walk_aggro, finite_nodes=bool(getattr(task, "nodes", None)))
+                   walk_aggro=rules.aggro and rules.walk_aggro, finite_nodes=bool(getattr(task, "nodes", None)),
+                   death_out=getattr(rules, "death", "out") == "out")
 
 
 class McpSeat(_Frozen):
