@@ -169,8 +169,8 @@ def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_ba
     for a, b in zip(source.agents, variant.agents):
         assert abs(a.x - b.x) + abs(a.y - b.y) >= 70
         # the brief names both places: "your usual post" beside "you start at the stores" read as a contradiction
-        assert f"you do not start where the rest of this brief places you, ({a.x},{a.y}), but at ({b.x},{b.y}): " \
-            "walk there first." in b.guideline and "A rule that keeps you near" not in b.guideline  # nobody here is held at a place
+        assert f"(This task: you do not start at ({a.x},{a.y}), where the rest of this brief places you, but at " \
+            f"({b.x},{b.y}).)" in b.guideline and "A rule that keeps you near" not in b.guideline  # nobody here is held at a place
     grown, base = harder(variant, source)
     assert grown > base
     held = find_task("task_410_goldfield_two_buyers")  # the storekeeper never goes more than 8 tiles from the stores

@@ -258,10 +258,11 @@ def _spawned_out(task: Task, raw: Raw, lo: int, hi: int) -> Raw | None:
 def _far_start_text(start: tuple[int, int], post: tuple[int, int], held: bool) -> str:
     """The line a far spawn adds to a brief written for ``post``: "you start away from your usual post" read as a
     contradiction beside "you start at the stores" and "never more than 8 tiles from them" (aug_410's pilots, four
-    of six players)."""
+    of six players); whether to walk to ``post`` is the agent's to decide."""
     rule = " A rule that keeps you near a place holds from when you first reach it." if held else ""
-    return (f"\n(This task: you do not start where the rest of this brief places you, ({post[0]},{post[1]}), but "
-            f"at ({start[0]},{start[1]}): walk there first.{rule})")
+    # no "walk there first": aug_431's porter read "there" as its start tile, aug_202's forester needed no walk
+    return (f"\n(This task: you do not start at ({post[0]},{post[1]}), where the rest of this brief places you, "
+            f"but at ({start[0]},{start[1]}).{rule})")
 
 
 WALK_BACK_ROUNDS = 8  # at most: a walk back of 110 tiles takes 2 moves, and an aggressive mob may stop a few
