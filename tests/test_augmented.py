@@ -99,7 +99,12 @@ def test_a_grown_orders_spare_of_a_made_item_is_ready_made_in_the_news_and_the_o
     assert "The order may grow during the episode (a spare bread it asks for is found ready-made, not made)" \
         in objective
     news, objective = grown("task_503_sunscar_caravan_relic")  # a relic nobody makes
-    assert "ready-made" not in news + objective
+    assert "ready-made" not in news + objective and "paid" not in objective
+    # aug_412 pays each smith "for every bar that smith handed over", and a smith may bring the spare
+    _, objective = grown("task_412_palm_isle_bar_purse")
+    assert "(a spare bronze_bar it asks for is found ready-made, not made, and nobody is paid for it)" in objective
+    _, objective = grown("task_426_hearthmoor_harbour_dusk")  # bought tuna: paid for, but nobody makes it
+    assert "(nobody is paid for a spare cooked_tuna it asks for)" in objective
 
 
 def test_a_grown_order_names_who_must_bring_the_spare_when_only_its_hand_over_counts():

@@ -576,6 +576,21 @@ def _ready_made(raw: Raw, item: str) -> str:
     return ", ready-made," if made else ""
 
 
+def _spare_terms(raw: Raw, item: str) -> str:
+    """What the objective says of the spare, where its text would otherwise claim the opposite. It names the item
+    (aug_424's own order also grows, by a sickle that must be made, and "its one spare" sent a team looking for a
+    ready-made sickle). Where the team pays in coins, nobody is paid for it: aug_412's objective pays each smith
+    "for every bar that smith handed over", and a smith brought the spare (the purse holds no coin for it)."""
+    made = bool(_ready_made(raw, item))
+    paid = any(c.get("check") == "delivered" and c.get("item") == "coins"
+               for c in (raw.get("verifier") or {}).get("checks") or [])
+    if made and paid:
+        return f" (a spare {item} it asks for is found ready-made, not made, and nobody is paid for it)"
+    if made:
+        return f" (a spare {item} it asks for is found ready-made, not made)"
+    return f" (nobody is paid for a spare {item} it asks for)" if paid else ""
+
+
 def _bringer(raw: Raw, index: int) -> str:
     """Who the news says must bring the spare: the check's giver when it names one (only its hand-over counts, and
     an aug_426 pilot's steward asked whether anyone else could bring it), else any teammate."""
@@ -599,10 +614,8 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
         "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item}{_ready_made(out, item)} "
                     f"was left in a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; "
                     f"{_bringer(out, index)} must bring it to {receiver_name}.")})
-    # names the item: aug_424's own order also grows (a sickle, made), and "its one spare is found ready-made" sent
-    # a pilot team looking for a ready-made sickle
-    ready = f" (a spare {item} it asks for is found ready-made, not made)" if _ready_made(out, item) else ""
-    _tell_objective(out, f"The order may grow during the episode{ready}: whoever hears of it must tell the team.",
+    _tell_objective(out, f"The order may grow during the episode{_spare_terms(out, item)}: whoever hears of it must "
+                         "tell the team.",
                     f"{receiver_name} ends with the grown order of {item}")
     mine = out["reference_solution"].setdefault(receiver, [])
     first = max(at_round - 1, tr.last_move(receiver) + 1)
