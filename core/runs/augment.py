@@ -5,9 +5,10 @@ candidates (``core/tasks/augment.py``) are built with the main task's budget (or
 variant's plan a 1.15 margin, at most 55 rounds), played eagerly for their fastest known solution
 (``core/runs/fastest.py``, cached), and those whose fastest known solution is longer than the main task's get
 a budget of at least 1.25x it (:func:`calibrated_budget`; more than 55 rounds drops the candidate) and at most
-1.6x it or a faster pilot win on the same content (:func:`banded_budget`, :func:`piloted_budget`: the margin gives
-way, down to the plan's own rounds; a plan that needs more drops the candidate), and are proven hardest first (most rounds added); the first that passes every proof (``prove_task`` with its
-defaults, and every added agent needed) is kept. Deterministic: the same main suite gives the same files, with any
+1.6x it or a faster pilot win on the same content (:func:`banded_budget`, :func:`piloted_budget`: the margin
+gives way, down to the plan's own rounds; a plan that needs more drops the candidate). They are proven hardest
+first (most rounds added); the first that passes every proof (``prove_task`` with its defaults, and every added
+agent needed) is kept. Deterministic: the same main suite gives the same files, with any
 ``jobs``. ``write_suite`` writes them to ``tasks/augmented/`` with a README table, replacing the generator's old
 files and dropping orphans (a variant of a main task that is no longer in the suite); ``replace_variants``
 replaces some main tasks' variants and README rows only, leaving every other file as it was.
