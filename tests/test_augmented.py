@@ -175,7 +175,8 @@ def test_far_spawn_moves_every_spawn_more_than_a_move_away_and_the_plan_walks_ba
         assert abs(a.x - b.x) + abs(a.y - b.y) >= 70
         # the brief names both places: "your usual post" beside "you start at the stores" read as a contradiction
         assert f"(This task: you do not start at ({a.x},{a.y}), where the rest of this brief places you, but at " \
-            f"({b.x},{b.y}).)" in b.guideline and "A rule that keeps you near" not in b.guideline  # nobody here is held at a place
+            f"({b.x},{b.y}).)" in b.guideline
+        assert "A rule that keeps you near" not in b.guideline  # nobody here is held at a place
     grown, base = harder(variant, source)
     assert grown > base
     held = find_task("task_410_goldfield_two_buyers")  # the storekeeper never goes more than 8 tiles from the stores
@@ -405,7 +406,8 @@ def test_the_generator_reproduces_the_shipped_variant_byte_for_byte(source: str)
     piloted = {tid: (win.play, win.record.rounds) for tid, win in fastest_wins(variants, default_pilots_dir()).items()}
     (kept,) = generate([find_task(source)], piloted=piloted)
     (shipped,) = [p for p in suite_files("augmented") if p.stem == kept.task.id]
-    assert shipped.read_text(encoding="utf-8") == dump_task(kept), f"regenerate: agentworld tasks augment --task {source}"
+    assert shipped.read_text(encoding="utf-8") == dump_task(kept), \
+        f"regenerate: agentworld tasks augment --task {source}"
 
 
 def live_variant() -> tuple[Path, str]:

@@ -478,7 +478,8 @@ def test_observation_lists_entities_with_requirements_sorted_and_capped():
     whole = make_world(rules={"max_nearby": 1000, "view_radius": 30}).observe("agent_1")
     assert len(cut.nearby) == 3 and len(whole.nearby) > 3
     assert cut.nearby == whole.nearby[:3]  # the nearest, and the list says it is cut (an agent took it for all)
-    assert f"Nearby lists the 3 nearest things in view; {len(whole.nearby) - 3} farther ones are not listed." in cut.notes
+    more = len(whole.nearby) - 3
+    assert f"Nearby lists the 3 nearest things in view; {more} farther ones are not listed." in cut.notes
     assert not any(n.startswith("Nearby lists") for n in whole.notes)
     blind = make_world(rules={"view_radius": 1})
     assert blind.observe("agent_1").nearby == [] and "nothing within view" in blind.observe("agent_1").render_text()
