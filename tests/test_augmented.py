@@ -19,7 +19,7 @@ import yaml
 from agentworld.core.runs.augment import (HERE_LINE, MARGIN, SOURCE_LINE, ModelProposer, banded_budget, dump_task,
                                           generate, piloted_budget, write_suite)
 from agentworld.core.runs.fastest import fastest_known
-from agentworld.core.runs.pilots import default_pilots_dir, fastest_wins, play_digest
+from agentworld.core.runs.pilots import fastest_wins, play_digest
 from agentworld.core.runs.prove import BUDGET_RATIO, prove_task
 from agentworld.core.runs.replays import play
 from agentworld.core.tasks.augment import RECIPES, TRANSFORMATIONS, _bringer, recipe_candidates, reparse
@@ -27,6 +27,8 @@ from agentworld.core.tasks.plans import rounds_needed
 from agentworld.core.tasks.task import find_task, load_suite, suite_files
 
 DATA = Path(__file__).parent / "data"
+# the checkout's pilots (an installed package has none: CI installs it, then runs these tests from the clone)
+PILOTS = Path(__file__).resolve().parents[1] / "pilots"
 STAFF = str(Path(__file__).parent / "data" / "task_01_staff.yaml")  # the harness's fixture task, played by path
 
 DIMENSIONS = {"objective", "events", "spawns", "starting items", "team size"}
@@ -373,7 +375,7 @@ def test_the_shipped_suite_is_one_harder_variant_per_main_task():
     files = suite_files("augmented")
     tasks = load_suite("augmented")
     assert len({t.id for t in tasks}) == len(tasks) and len(tasks) >= 50
-    flown = fastest_wins(tasks, default_pilots_dir())  # a faster pilot win on a variant as it is now
+    flown = fastest_wins(tasks, PILOTS)  # a faster pilot win on a variant as it is now
     sources = []
     for path, task in zip(files, tasks):
         text = path.read_text(encoding="utf-8")
@@ -403,7 +405,7 @@ def test_the_shipped_suite_is_one_harder_variant_per_main_task():
 def test_the_generator_reproduces_the_shipped_variant_byte_for_byte(source: str):
     # the bounded form of "a whole `tasks augment` rewrites no shipped file" (the whole run takes minutes)
     variants = load_suite("augmented")
-    piloted = {tid: (win.play, win.record.rounds) for tid, win in fastest_wins(variants, default_pilots_dir()).items()}
+    piloted = {tid: (win.play, win.record.rounds) for tid, win in fastest_wins(variants, PILOTS).items()}
     (kept,) = generate([find_task(source)], piloted=piloted)
     (shipped,) = [p for p in suite_files("augmented") if p.stem == kept.task.id]
     assert shipped.read_text(encoding="utf-8") == dump_task(kept), \
