@@ -568,12 +568,11 @@ def _light_spare(raw: Raw, item: str) -> str:
     return ", packed light: one can carry it" if heavy else ""
 
 
-def _ready_made(raw: Raw, item: str) -> str:
-    """What the news says of a spare whose item the team's plan makes: it is ready-made (an objective that says
+def _made_by_plan(raw: Raw, item: str) -> bool:
+    """Whether the team's plan crafts ``item``: the news then says its spare is ready-made (an objective that says
     the bread is "baked by the baker" left three aug_215 pilots unsure whether the store's bread counted)."""
-    made = any(st.get("tool") == "craft_item" and (st.get("args") or {}).get("itemKey") == item
+    return any(st.get("tool") == "craft_item" and (st.get("args") or {}).get("itemKey") == item
                for steps in (raw.get("reference_solution") or {}).values() for st in steps)
-    return ", ready-made," if made else ""
 
 
 def _spare_terms(raw: Raw, item: str) -> str:
@@ -581,7 +580,7 @@ def _spare_terms(raw: Raw, item: str) -> str:
     (aug_424's own order also grows, by a sickle that must be made, and "its one spare" sent a team looking for a
     ready-made sickle). Where the team pays in coins, nobody is paid for it: aug_412's objective pays each smith
     "for every bar that smith handed over", and a smith brought the spare (the purse holds no coin for it)."""
-    made = bool(_ready_made(raw, item))
+    made = _made_by_plan(raw, item)
     paid = any(c.get("check") == "delivered" and c.get("item") == "coins"
                for c in (raw.get("verifier") or {}).get("checks") or [])
     if made and paid:
@@ -611,8 +610,8 @@ def _grow_the_order(out: Raw, index: int, item: str, count: int, receiver: str, 
     out.setdefault("events", []).append({
         "id": "order_grows", "at_round": at_round, "do": "change_objective", "check": index,
         "set": {"count": count + 1}, "tell": [receiver_name], "speaker": "Messenger",
-        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item}{_ready_made(out, item)} "
-                    f"was left in a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; "
+        "message": (f"The order grows: {count + 1} {item} now, not {count}. One spare {item}"
+                    f"{', ready-made,' if _made_by_plan(out, item) else ''} was left in a store at ({spot[0]},{spot[1]}){_light_spare(out, item)}; "
                     f"{_bringer(out, index)} must bring it to {receiver_name}.")})
     _tell_objective(out, f"The order may grow during the episode{_spare_terms(out, item)}: whoever hears of it must "
                          "tell the team.",
